@@ -1,1 +1,27 @@
-//! Index transforms (pure).
+//! Index transforms: the pure model of a selection (no I/O).
+//!
+//! An [`IndexTransform`] maps every point of an input [`IndexDomain`] (the request / result
+//! space) to storage coordinates through one [`OutputIndexMap`] per storage dimension:
+//! a constant, an affine function of one input dimension, or an index array. Selections
+//! ([`Selection`], built with [`sel!`](crate::sel) or [`Selection::parse`]) are applied in
+//! the literal (TensorStore) or positional (NumPy) [`Dialect`], in basic, outer (`oindex`)
+//! or vectorized (`vindex`) [`SelectionMode`]; every step composes transforms, so chains of
+//! selections stay one transform.
+
+mod compose;
+mod domain;
+mod error;
+mod literal;
+mod map;
+mod positional;
+mod selection;
+mod transform;
+
+pub use domain::{IndexDomain, MAX_RANK, NarrowItem};
+pub use error::{IndexError, Result};
+pub use map::{IndexArray, OutputIndexMap};
+pub use selection::{
+    Dialect, Ellipsis, NewAxis, Selection, SelectionItem, SelectionMode, Slice, __with_step,
+    index_array_from,
+};
+pub use transform::{IndexArrayStructure, IndexTransform};

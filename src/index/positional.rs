@@ -1,0 +1,102 @@
+//! The positional (NumPy) dialect, lowered to literal coordinates of the current view.
+//!
+//! Positions are relative to the view's domain: negative integers and array values wrap
+//! (`i + extent`), slices clamp like Python's `slice.indices`, and a reversed interval is
+//! empty rather than an error. The result is a literal selection: positions plus the origin.
+
+use ndarray::ArrayD;
+
+use super::domain::IndexDomain;
+use super::error::{IndexError, Result};
+use super::selection::{Selection, SelectionItem, Slice};
+
+/// Converts a positional selection on `domain` into the equivalent literal selection.
+pub(crate) fn to_literal(
+    selection: &Selection,
+    domain: &IndexDomain,
+) -> Result<Selection> {
+    let items = selection.expanded(domain.rank())?;
+    let mut out = Vec::with_capacity(items.len());
+    let mut dim = 0usize;
+    for item in items {
+        match item {
+            SelectionItem::Ellipsis | SelectionItem::NewAxis => out.push(item),
+            SelectionItem::Index(i) => {
+                out.push(SelectionItem::Index(wrap(i, domain, dim)?));
+                dim += 1;
+            }
+            SelectionItem::Slice(s) => {
+                out.push(SelectionItem::Slice(positional_slice(&s, domain, dim)?));
+                dim += 1;
+            }
+            SelectionItem::Array(a) => {
+                let mut values = Vec::with_capacity(a.len());
+                for &v in a.iter() {
+                    values.push(wrap(v, domain, dim)?);
+                }
+                let a = ArrayD::from_shape_vec(a.raw_dim(), values)
+                    .map_err(|e| IndexError::InvalidArgument(e.to_string()))?;
+                out.push(SelectionItem::Array(a));
+                dim += 1;
+            }
+            SelectionItem::Mask(m) => {
+                // A mask is positional by nature; the literal layer adds the origin.
+                dim += m.ndim();
+                out.push(SelectionItem::Mask(m));
+            }
+        }
+    }
+    Ok(Selection::new(out))
+}
+
+/// A positional integer to a literal coordinate: negative values count from the end.
+fn wrap(i: i64, domain: &IndexDomain, dim: usize) -> Result<i64> {
+    let n = domain.extent(dim) as i128;
+    let p = if i < 0 { i as i128 + n } else { i as i128 };
+    if p < 0 || p >= n {
+        return Err(IndexError::OutOfBounds(format!(
+            "index {i} is out of bounds for dimension {dim} with extent {n}"
+        )));
+    }
+    Ok((domain.origin()[dim] as i128 + p) as i64)
+}
+
+/// Python's `slice.indices(n)` lowered to a literal slice; reversed intervals become empty.
+fn positional_slice(s: &Slice, domain: &IndexDomain, dim: usize) -> Result<Slice> {
+    let step = s.step.unwrap_or(1);
+    if step == 0 {
+        return Err(IndexError::InvalidSelection(format!(
+            "slice step cannot be zero (dimension {dim})"
+        )));
+    }
+    let n = domain.extent(dim) as i128;
+    let clamp = |v: i64, lo: i128, hi: i128| {
+        let v = v as i128;
+        let v = if v < 0 { v + n } else { v };
+        v.clamp(lo, hi)
+    };
+    let (start, stop) = if step > 0 {
+        (
+            s.start.map_or(0, |v| clamp(v, 0, n)),
+            s.stop.map_or(n, |v| clamp(v, 0, n)),
+        )
+    } else {
+        (
+            s.start.map_or(n - 1, |v| clamp(v, -1, n - 1)),
+            s.stop.map_or(-1, |v| clamp(v, -1, n - 1)),
+        )
+    };
+    let empty = if step > 0 { stop <= start } else { stop >= start };
+    let origin = domain.origin()[dim] as i128;
+    let lit = |v: i128| {
+        i64::try_from(origin + v).map_err(|_| {
+            IndexError::Overflow(format!("slice bound in dimension {dim} exceeds i64"))
+        })
+    };
+    if empty {
+        // An empty literal slice is legal anywhere: spell it stop == start.
+        let at = lit(start.max(0))?;
+        return Ok(Slice::new(at, at, step));
+    }
+    Ok(Slice::new(lit(start)?, lit(stop)?, step))
+}

@@ -1,0 +1,421 @@
+//! Selections as data: the items of an indexing expression such as `[1:7:2, ..., [3, 1, 3]]`.
+//!
+//! A [`Selection`] says nothing about its meaning until it is applied in a [`Dialect`]
+//! (literal TensorStore coordinates or NumPy positions) and a [`SelectionMode`] (basic,
+//! outer/oindex or vectorized/vindex). Build one with [`sel!`](crate::sel), with
+//! [`Selection::parse`] from a NumPy-style string, or item by item.
+
+use std::fmt;
+use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo};
+
+use ndarray::{Array1, ArrayD, IxDyn};
+
+use super::error::{IndexError, Result};
+
+/// A slice `start:stop:step`; missing parts take the defaults of the dialect.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Slice {
+    /// First coordinate visited (inclusive).
+    pub start: Option<i64>,
+    /// Coordinate where the traversal stops (exclusive).
+    pub stop: Option<i64>,
+    /// Step; `None` means 1. Zero is an error when applied.
+    pub step: Option<i64>,
+}
+
+impl Slice {
+    /// `start:stop:step` with every part given.
+    pub fn new(start: i64, stop: i64, step: i64) -> Self {
+        Slice {
+            start: Some(start),
+            stop: Some(stop),
+            step: Some(step),
+        }
+    }
+
+    /// The full slice `:`.
+    pub fn full() -> Self {
+        Slice::default()
+    }
+
+    /// The same slice with a step.
+    pub fn step_by(mut self, step: i64) -> Self {
+        self.step = Some(step);
+        self
+    }
+}
+
+/// One item of a selection.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SelectionItem {
+    /// An integer: selects one coordinate and drops the dimension.
+    Index(i64),
+    /// A (possibly strided or reversed) range of coordinates.
+    Slice(Slice),
+    /// `...`: as many full slices as needed.
+    Ellipsis,
+    /// `None` / `newaxis`: inserts a dimension of extent 1.
+    NewAxis,
+    /// An integer index array (1-D for `oindex`, any rank for `vindex`).
+    Array(ArrayD<i64>),
+    /// A boolean mask, covering as many dimensions as it has.
+    Mask(ArrayD<bool>),
+}
+
+impl SelectionItem {
+    /// True for index arrays and masks.
+    pub fn is_array(&self) -> bool {
+        matches!(self, SelectionItem::Array(_) | SelectionItem::Mask(_))
+    }
+
+    /// How many existing dimensions the item consumes.
+    pub fn consumed_dims(&self) -> usize {
+        match self {
+            SelectionItem::Index(_) | SelectionItem::Slice(_) | SelectionItem::Array(_) => 1,
+            SelectionItem::Mask(m) => m.ndim(),
+            SelectionItem::Ellipsis | SelectionItem::NewAxis => 0,
+        }
+    }
+}
+
+/// The unit value `NewAxis`, usable inside [`sel!`](crate::sel).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NewAxis;
+
+/// The unit value `Ellipsis`, usable inside [`sel!`](crate::sel) (where `...` also works).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ellipsis;
+
+/// A sequence of [`SelectionItem`]s.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Selection {
+    items: Vec<SelectionItem>,
+}
+
+/// What index arrays mean.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SelectionMode {
+    /// Integers, slices, `...` and new axes only; arrays are refused.
+    Basic,
+    /// Outer (orthogonal) indexing: each 1-D array selects along its own dimension
+    /// (NumPy `np.ix_`, zarr-python `oindex`).
+    Outer,
+    /// Vectorized indexing: arrays are broadcast together and select points (NumPy advanced
+    /// indexing, zarr-python `vindex`).
+    Vectorized,
+}
+
+/// How integers and slice bounds are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// TensorStore: integers are domain coordinates as they are; no wrapping, no clamping.
+    Literal,
+    /// NumPy: positions relative to the view; negative values wrap and slices clamp.
+    Positional,
+}
+
+impl Selection {
+    /// A selection from its items.
+    pub fn new(items: Vec<SelectionItem>) -> Self {
+        Selection { items }
+    }
+
+    /// The empty selection (selects everything).
+    pub fn all() -> Self {
+        Selection::default()
+    }
+
+    /// The items.
+    pub fn items(&self) -> &[SelectionItem] {
+        &self.items
+    }
+
+    /// Appends an item.
+    pub fn push(&mut self, item: impl Into<SelectionItem>) {
+        self.items.push(item.into());
+    }
+
+    /// True if some item is an index array or a mask.
+    pub fn has_arrays(&self) -> bool {
+        self.items.iter().any(SelectionItem::is_array)
+    }
+
+    /// Expands `...` and pads with full slices so that the items consume exactly `rank`
+    /// dimensions. Fails on two ellipses or too many indices.
+    pub(crate) fn expanded(&self, rank: usize) -> Result<Vec<SelectionItem>> {
+        let n_ellipsis = self
+            .items
+            .iter()
+            .filter(|i| matches!(i, SelectionItem::Ellipsis))
+            .count();
+        if n_ellipsis > 1 {
+            return Err(IndexError::InvalidSelection(
+                "a selection may contain at most one ellipsis (...)".into(),
+            ));
+        }
+        let consumed: usize = self.items.iter().map(SelectionItem::consumed_dims).sum();
+        if consumed > rank {
+            return Err(IndexError::InvalidSelection(format!(
+                "too many indices: the selection indexes {consumed} dimensions of a rank-{rank} domain"
+            )));
+        }
+        let fill = rank - consumed;
+        let mut out = Vec::with_capacity(self.items.len() + fill);
+        for item in &self.items {
+            if matches!(item, SelectionItem::Ellipsis) {
+                out.push(SelectionItem::Ellipsis);
+                out.extend((0..fill).map(|_| SelectionItem::Slice(Slice::full())));
+            } else {
+                out.push(item.clone());
+            }
+        }
+        if n_ellipsis == 0 {
+            out.extend((0..fill).map(|_| SelectionItem::Slice(Slice::full())));
+        }
+        Ok(out)
+    }
+}
+
+impl FromIterator<SelectionItem> for Selection {
+    fn from_iter<I: IntoIterator<Item = SelectionItem>>(iter: I) -> Self {
+        Selection::new(iter.into_iter().collect())
+    }
+}
+
+impl fmt::Display for Selection {
+    /// NumPy syntax, e.g. `1:7:2, ..., [3, 1, 3]`; [`Selection::parse`] reads it back.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, item) in self.items.iter().enumerate() {
+            if i > 0 {
+                write!(f, ", ")?;
+            }
+            match item {
+                SelectionItem::Index(v) => write!(f, "{v}")?,
+                SelectionItem::Slice(s) => {
+                    if let Some(v) = s.start {
+                        write!(f, "{v}")?;
+                    }
+                    write!(f, ":")?;
+                    if let Some(v) = s.stop {
+                        write!(f, "{v}")?;
+                    }
+                    if let Some(v) = s.step {
+                        write!(f, ":{v}")?;
+                    }
+                }
+                SelectionItem::Ellipsis => write!(f, "...")?,
+                SelectionItem::NewAxis => write!(f, "None")?,
+                SelectionItem::Array(a) => write_nested(f, a.shape(), &mut a.iter())?,
+                SelectionItem::Mask(m) => write_nested(f, m.shape(), &mut m.iter())?,
+            }
+        }
+        Ok(())
+    }
+}
+
+fn write_nested<T: fmt::Display>(
+    f: &mut fmt::Formatter<'_>,
+    shape: &[usize],
+    values: &mut dyn Iterator<Item = T>,
+) -> fmt::Result {
+    match shape.split_first() {
+        None => match values.next() {
+            Some(v) => write!(f, "{v}"),
+            None => Ok(()),
+        },
+        Some((&n, rest)) => {
+            write!(f, "[")?;
+            for i in 0..n {
+                if i > 0 {
+                    write!(f, ", ")?;
+                }
+                write_nested(f, rest, values)?;
+            }
+            write!(f, "]")
+        }
+    }
+}
+
+impl From<i64> for SelectionItem {
+    fn from(v: i64) -> Self {
+        SelectionItem::Index(v)
+    }
+}
+impl From<i32> for SelectionItem {
+    fn from(v: i32) -> Self {
+        SelectionItem::Index(v.into())
+    }
+}
+impl From<Slice> for SelectionItem {
+    fn from(s: Slice) -> Self {
+        SelectionItem::Slice(s)
+    }
+}
+impl From<Range<i64>> for SelectionItem {
+    fn from(r: Range<i64>) -> Self {
+        SelectionItem::Slice(Slice {
+            start: Some(r.start),
+            stop: Some(r.end),
+            step: None,
+        })
+    }
+}
+impl From<RangeInclusive<i64>> for SelectionItem {
+    fn from(r: RangeInclusive<i64>) -> Self {
+        SelectionItem::Slice(Slice {
+            start: Some(*r.start()),
+            stop: Some(r.end().saturating_add(1)),
+            step: None,
+        })
+    }
+}
+impl From<RangeFrom<i64>> for SelectionItem {
+    fn from(r: RangeFrom<i64>) -> Self {
+        SelectionItem::Slice(Slice {
+            start: Some(r.start),
+            stop: None,
+            step: None,
+        })
+    }
+}
+impl From<RangeTo<i64>> for SelectionItem {
+    fn from(r: RangeTo<i64>) -> Self {
+        SelectionItem::Slice(Slice {
+            start: None,
+            stop: Some(r.end),
+            step: None,
+        })
+    }
+}
+impl From<RangeFull> for SelectionItem {
+    fn from(_: RangeFull) -> Self {
+        SelectionItem::Slice(Slice::full())
+    }
+}
+impl From<NewAxis> for SelectionItem {
+    fn from(_: NewAxis) -> Self {
+        SelectionItem::NewAxis
+    }
+}
+impl From<Ellipsis> for SelectionItem {
+    fn from(_: Ellipsis) -> Self {
+        SelectionItem::Ellipsis
+    }
+}
+impl From<Vec<i64>> for SelectionItem {
+    fn from(v: Vec<i64>) -> Self {
+        SelectionItem::Array(Array1::from(v).into_dyn())
+    }
+}
+impl From<&[i64]> for SelectionItem {
+    fn from(v: &[i64]) -> Self {
+        SelectionItem::from(v.to_vec())
+    }
+}
+impl<const N: usize> From<[i64; N]> for SelectionItem {
+    fn from(v: [i64; N]) -> Self {
+        SelectionItem::from(v.to_vec())
+    }
+}
+impl From<ArrayD<i64>> for SelectionItem {
+    fn from(a: ArrayD<i64>) -> Self {
+        SelectionItem::Array(a)
+    }
+}
+impl From<Array1<i64>> for SelectionItem {
+    fn from(a: Array1<i64>) -> Self {
+        SelectionItem::Array(a.into_dyn())
+    }
+}
+impl From<ndarray::Array2<i64>> for SelectionItem {
+    fn from(a: ndarray::Array2<i64>) -> Self {
+        SelectionItem::Array(a.into_dyn())
+    }
+}
+impl From<Vec<bool>> for SelectionItem {
+    fn from(v: Vec<bool>) -> Self {
+        SelectionItem::Mask(Array1::from(v).into_dyn())
+    }
+}
+impl<const N: usize> From<[bool; N]> for SelectionItem {
+    fn from(v: [bool; N]) -> Self {
+        SelectionItem::from(v.to_vec())
+    }
+}
+impl From<ArrayD<bool>> for SelectionItem {
+    fn from(a: ArrayD<bool>) -> Self {
+        SelectionItem::Mask(a)
+    }
+}
+impl From<ndarray::Array2<bool>> for SelectionItem {
+    fn from(a: ndarray::Array2<bool>) -> Self {
+        SelectionItem::Mask(a.into_dyn())
+    }
+}
+
+/// Converts an index array of any integer type, rejecting values outside `i64`
+/// (e.g. `u64` above `i64::MAX`).
+pub fn index_array_from<T>(array: &ArrayD<T>) -> Result<SelectionItem>
+where
+    T: Copy + TryInto<i64> + fmt::Display,
+{
+    let mut values = Vec::with_capacity(array.len());
+    for &v in array.iter() {
+        values.push(v.try_into().map_err(|_| {
+            IndexError::InvalidType(format!("index value {v} does not fit in i64"))
+        })?);
+    }
+    let a = ArrayD::from_shape_vec(IxDyn(array.shape()), values)
+        .map_err(|e| IndexError::InvalidArgument(e.to_string()))?;
+    Ok(SelectionItem::Array(a))
+}
+
+/// Builds a [`Selection`] with syntax close to ndarray's `s![]` and NumPy's `[]`.
+///
+/// Items, separated by commas:
+/// - an integer expression: `3`, `-1`;
+/// - a range with an optional step after `;`: `1..7;2`, `..;-1`, `2..`, `..5`, `..`;
+/// - `...` for an ellipsis and `NewAxis` for a new axis;
+/// - an index list or array: `[3, 1, 3]`, `vec![..]`, an `ndarray` array;
+/// - a boolean mask: `[true, false, true]` or an `ndarray` array of `bool`.
+///
+/// ```
+/// use zarrflow::index::{IndexTransform, NewAxis};
+/// use zarrflow::sel;
+/// let t = IndexTransform::from_shape(&[10, 20, 30]).unwrap();
+/// let v = t.index(&sel![1..7;2, ..., NewAxis]).unwrap();
+/// assert_eq!(v.domain().shape(), vec![3, 20, 30, 1]);
+/// let g = t.oindex(&sel![[3, 1, 3], 5]).unwrap();
+/// assert_eq!(g.domain().shape(), vec![3, 30]);
+/// ```
+#[macro_export]
+macro_rules! sel {
+    (@acc [$($acc:expr),*]) => {
+        $crate::index::Selection::new(vec![$($acc),*])
+    };
+    (@acc [$($acc:expr),*] ... $(, $($rest:tt)*)?) => {
+        $crate::sel!(@acc [$($acc,)* $crate::index::SelectionItem::Ellipsis] $($($rest)*)?)
+    };
+    (@acc [$($acc:expr),*] $e:expr ; $step:expr $(, $($rest:tt)*)?) => {
+        $crate::sel!(@acc [$($acc,)* $crate::index::__with_step($e, $step)] $($($rest)*)?)
+    };
+    (@acc [$($acc:expr),*] $e:expr $(, $($rest:tt)*)?) => {
+        $crate::sel!(@acc [$($acc,)* $crate::index::SelectionItem::from($e)] $($($rest)*)?)
+    };
+    ($($t:tt)*) => {
+        $crate::sel!(@acc [] $($t)*)
+    };
+}
+
+/// Used by [`sel!`](crate::sel): gives a range a step (`1..7;2`). Only ranges take a step,
+/// so `3;2` does not compile.
+#[doc(hidden)]
+pub fn __with_step<R>(range: R, step: i64) -> SelectionItem
+where
+    R: std::ops::RangeBounds<i64> + Into<SelectionItem>,
+{
+    match range.into() {
+        SelectionItem::Slice(s) => SelectionItem::Slice(s.step_by(step)),
+        other => other,
+    }
+}
