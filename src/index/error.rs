@@ -27,6 +27,9 @@ pub enum IndexError {
     /// A value of the wrong type, e.g. a float or boolean where an integer index is required.
     #[error("invalid type: {0}")]
     InvalidType(String),
+    /// A selection string that does not parse; the message names the column.
+    #[error("invalid selection syntax: {0}")]
+    Syntax(String),
     /// A well-defined request the engine does not support.
     #[error("unsupported: {0}")]
     Unsupported(String),

@@ -317,6 +317,16 @@ impl<const N: usize> From<[i64; N]> for SelectionItem {
         SelectionItem::from(v.to_vec())
     }
 }
+impl<const M: usize, const N: usize> From<[[i64; M]; N]> for SelectionItem {
+    fn from(v: [[i64; M]; N]) -> Self {
+        SelectionItem::Array(ndarray::Array2::from(v.to_vec()).into_dyn())
+    }
+}
+impl<const M: usize, const N: usize> From<[[bool; M]; N]> for SelectionItem {
+    fn from(v: [[bool; M]; N]) -> Self {
+        SelectionItem::Mask(ndarray::Array2::from(v.to_vec()).into_dyn())
+    }
+}
 impl From<ArrayD<i64>> for SelectionItem {
     fn from(a: ArrayD<i64>) -> Self {
         SelectionItem::Array(a)
