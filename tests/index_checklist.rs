@@ -499,7 +499,7 @@ fn basic_indexing_over_index_arrays() {
         OutputIndexMap::constant(3)
     );
     let h = t(&[10, 5]).oindex(&sel![[3, 1, 2], ..]).unwrap();
-    let r = h.index(&sel![2..-1;-1, ..]).unwrap();
+    let r = h.index(&Selection::parse("2:-1:-1, :").unwrap()).unwrap();
     assert_eq!(bounds(&r), vec![(-2, 1), (0, 5)]);
     let (shape, values) = array_values(&r.output()[0]);
     assert_eq!(shape, vec![3, 1]);
@@ -639,8 +639,10 @@ fn positional_wrap_clamp_and_empty() {
         cells1(&positional(&a, &sel![-3..], basic).unwrap()),
         vec![7, 8, 9]
     );
-    assert!(cells1(&positional(&a, &sel![5..2], basic).unwrap()).is_empty());
-    assert!(cells1(&positional(&a, &sel![2..5;-1], basic).unwrap()).is_empty());
+    assert!(cells1(&positional(&a, &Selection::parse("5:2").unwrap(), basic).unwrap()).is_empty());
+    assert!(
+        cells1(&positional(&a, &Selection::parse("2:5:-1").unwrap(), basic).unwrap()).is_empty()
+    );
     assert!(matches!(
         positional(&a, &slice(None, None, Some(0)), basic),
         Err(IndexError::InvalidSelection(_))
@@ -650,7 +652,7 @@ fn positional_wrap_clamp_and_empty() {
         vec![9, 6, 3, 0]
     );
     assert_eq!(
-        cells1(&positional(&a, &sel![-2..-8;-2], basic).unwrap()),
+        cells1(&positional(&a, &Selection::parse("-2:-8:-2").unwrap(), basic).unwrap()),
         vec![8, 6, 4]
     );
 }
@@ -894,4 +896,32 @@ fn selection_strings_parse_and_print() {
         assert!(matches!(e, IndexError::Syntax(_)), "{bad}: {e}");
         assert!(e.to_string().contains("column"), "{e}");
     }
+}
+
+#[test]
+fn rust_ranges_follow_ndarray_semantics() {
+    let t10 = t(&[10]);
+    assert_eq!(cells1(&t10.index(&sel![2..5;-1]).unwrap()), vec![4, 3, 2]);
+    assert_eq!(cells1(&t10.index(&sel![2..=5;-2]).unwrap()), vec![5, 3]);
+    assert_eq!(cells1(&t10.index(&sel![..;-4]).unwrap()), vec![9, 5, 1]);
+    let basic = SelectionMode::Basic;
+    assert_eq!(
+        cells1(&positional(&t10, &sel![-3..;-1], basic).unwrap()),
+        vec![9, 8, 7]
+    );
+    assert_eq!(
+        cells1(&positional(&t10, &sel![0..3;-1], basic).unwrap()),
+        vec![2, 1, 0]
+    );
+    assert_eq!(
+        cells1(&positional(&t10, &sel![-100..100;3], basic).unwrap()),
+        vec![0, 3, 6, 9]
+    );
+    assert!(cells1(&positional(&t10, &sel![7..7;-1], basic).unwrap()).is_empty());
+    assert!(positional(&t10, &sel![..;0], basic).is_err());
+    // Literal ranges are literal coordinates: no wrapping, no clamping.
+    assert!(matches!(
+        t10.index(&sel![-3..;-1]),
+        Err(IndexError::OutOfBounds(_))
+    ));
 }

@@ -11,7 +11,7 @@ use super::domain::IndexDomain;
 use super::error::{IndexError, Result};
 use super::map::{IndexArray, OutputIndexMap};
 use super::positional::to_literal;
-use super::selection::{Dialect, Selection, SelectionItem, SelectionMode, Slice};
+use super::selection::{Dialect, Selection, SelectionItem, SelectionMode, Slice, StepRange};
 use super::transform::IndexTransform;
 
 impl IndexTransform {
@@ -107,8 +107,15 @@ pub(crate) fn selection_transform(
                 lo.push(0);
                 hi.push(1);
             }
-            SelectionItem::Slice(s) => {
-                let (l, h, offset, stride) = literal_slice(s, domain.interval(dim), dim)?;
+            SelectionItem::Slice(_) | SelectionItem::Range(_) => {
+                let s = match item {
+                    SelectionItem::Range(r) => {
+                        range_as_literal_slice(r, domain.interval(dim), dim)?
+                    }
+                    SelectionItem::Slice(s) => *s,
+                    _ => Slice::full(),
+                };
+                let (l, h, offset, stride) = literal_slice(&s, domain.interval(dim), dim)?;
                 pending.push(Pending::Map(OutputIndexMap::dimension(
                     lo.len(),
                     offset,
@@ -229,7 +236,7 @@ impl VectorPart {
             let mut per_item = Vec::new();
             match item {
                 SelectionItem::Ellipsis | SelectionItem::NewAxis => continue,
-                SelectionItem::Slice(_) => {
+                SelectionItem::Slice(_) | SelectionItem::Range(_) => {
                     dim += 1;
                     continue;
                 }
@@ -347,6 +354,24 @@ fn check_coordinate(i: i64, (lo, hi): (i64, i64), dim: usize) -> Result<()> {
 
 fn to_i64(n: u64) -> Result<i64> {
     i64::try_from(n).map_err(|_| IndexError::Overflow(format!("extent {n} exceeds i64")))
+}
+
+/// A literal [`StepRange`] as the equivalent literal NumPy slice.
+fn range_as_literal_slice(r: &StepRange, (lo, hi): (i64, i64), dim: usize) -> Result<Slice> {
+    if r.step > 0 {
+        return Ok(Slice {
+            start: r.start,
+            stop: r.end,
+            step: Some(r.step),
+        });
+    }
+    let minus_one = |v: i64| {
+        v.checked_sub(1)
+            .ok_or_else(|| IndexError::Overflow(format!("range bound {v} - 1 in dimension {dim}")))
+    };
+    let start = r.end.unwrap_or(hi);
+    let end = r.start.unwrap_or(lo);
+    Ok(Slice::new(minus_one(start)?, minus_one(end)?, r.step))
 }
 
 /// Applies a literal slice to the interval `[lo, hi)` of dimension `dim`.

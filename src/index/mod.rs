@@ -23,6 +23,6 @@ pub use error::{IndexError, Result};
 pub use map::{IndexArray, OutputIndexMap};
 pub use selection::{
     __with_step, Dialect, Ellipsis, NewAxis, Selection, SelectionItem, SelectionMode, Slice,
-    index_array_from,
+    StepRange, index_array_from,
 };
 pub use transform::{IndexArrayStructure, IndexTransform};

@@ -8,7 +8,7 @@ use ndarray::ArrayD;
 
 use super::domain::IndexDomain;
 use super::error::{IndexError, Result};
-use super::selection::{Selection, SelectionItem, Slice};
+use super::selection::{Selection, SelectionItem, Slice, StepRange};
 
 /// Converts a positional selection on `domain` into the equivalent literal selection.
 pub(crate) fn to_literal(selection: &Selection, domain: &IndexDomain) -> Result<Selection> {
@@ -24,6 +24,10 @@ pub(crate) fn to_literal(selection: &Selection, domain: &IndexDomain) -> Result<
             }
             SelectionItem::Slice(s) => {
                 out.push(SelectionItem::Slice(positional_slice(&s, domain, dim)?));
+                dim += 1;
+            }
+            SelectionItem::Range(r) => {
+                out.push(SelectionItem::Slice(positional_range(&r, domain, dim)?));
                 dim += 1;
             }
             SelectionItem::Array(a) => {
@@ -100,4 +104,36 @@ fn positional_slice(s: &Slice, domain: &IndexDomain, dim: usize) -> Result<Slice
         return Ok(Slice::new(at, at, step));
     }
     Ok(Slice::new(lit(start)?, lit(stop)?, step))
+}
+
+/// An ndarray-style range of positions (negative values count from the end, bounds clamp)
+/// lowered to a literal slice; a negative step visits the set from its end.
+fn positional_range(r: &StepRange, domain: &IndexDomain, dim: usize) -> Result<Slice> {
+    if r.step == 0 {
+        return Err(IndexError::InvalidSelection(format!(
+            "range step cannot be zero (dimension {dim})"
+        )));
+    }
+    let n = domain.extent(dim) as i128;
+    let resolve = |v: i64| {
+        let v = v as i128;
+        (if v < 0 { v + n } else { v }).clamp(0, n)
+    };
+    let a = r.start.map_or(0, resolve);
+    let b = r.end.map_or(n, resolve).max(a);
+    let origin = domain.origin()[dim] as i128;
+    let lit = |v: i128| {
+        i64::try_from(origin + v).map_err(|_| {
+            IndexError::Overflow(format!("range bound in dimension {dim} exceeds i64"))
+        })
+    };
+    if a == b {
+        let at = lit(a)?;
+        return Ok(Slice::new(at, at, r.step));
+    }
+    if r.step > 0 {
+        Ok(Slice::new(lit(a)?, lit(b)?, r.step))
+    } else {
+        Ok(Slice::new(lit(b - 1)?, lit(a - 1)?, r.step))
+    }
 }

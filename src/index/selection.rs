@@ -45,13 +45,28 @@ impl Slice {
     }
 }
 
+/// A Rust range with a step, as in ndarray's `s![a..b; step]`: the half-open set `start..end`
+/// visited upwards for a positive step and from its end for a negative one
+/// (`2..5;-1` visits 4, 3, 2). Missing bounds take the domain's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StepRange {
+    /// Inclusive lower end of the set.
+    pub start: Option<i64>,
+    /// Exclusive upper end of the set.
+    pub end: Option<i64>,
+    /// Non-zero step; negative visits the set from its end.
+    pub step: i64,
+}
+
 /// One item of a selection.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SelectionItem {
     /// An integer: selects one coordinate and drops the dimension.
     Index(i64),
-    /// A (possibly strided or reversed) range of coordinates.
+    /// A (possibly strided or reversed) range of coordinates, NumPy `start:stop:step`.
     Slice(Slice),
+    /// A range with a step, ndarray `s![]` style (see [`StepRange`]).
+    Range(StepRange),
     /// `...`: as many full slices as needed.
     Ellipsis,
     /// `None` / `newaxis`: inserts a dimension of extent 1.
@@ -71,7 +86,10 @@ impl SelectionItem {
     /// How many existing dimensions the item consumes.
     pub fn consumed_dims(&self) -> usize {
         match self {
-            SelectionItem::Index(_) | SelectionItem::Slice(_) | SelectionItem::Array(_) => 1,
+            SelectionItem::Index(_)
+            | SelectionItem::Slice(_)
+            | SelectionItem::Range(_)
+            | SelectionItem::Array(_) => 1,
             SelectionItem::Mask(m) => m.ndim(),
             SelectionItem::Ellipsis | SelectionItem::NewAxis => 0,
         }
@@ -202,6 +220,16 @@ impl fmt::Display for Selection {
                     if let Some(v) = s.step {
                         write!(f, ":{v}")?;
                     }
+                }
+                SelectionItem::Range(r) => {
+                    if let Some(v) = r.start {
+                        write!(f, "{v}")?;
+                    }
+                    write!(f, "..")?;
+                    if let Some(v) = r.end {
+                        write!(f, "{v}")?;
+                    }
+                    write!(f, ";{}", r.step)?;
                 }
                 SelectionItem::Ellipsis => write!(f, "...")?,
                 SelectionItem::NewAxis => write!(f, "None")?,
@@ -384,7 +412,10 @@ where
 ///
 /// Items, separated by commas:
 /// - an integer expression: `3`, `-1`;
-/// - a range with an optional step after `;`: `1..7;2`, `..;-1`, `2..`, `..5`, `..`;
+/// - a range with an optional step after `;`: `1..7;2`, `..;-1`, `2..`, `..5`, `..`. As in
+///   ndarray, a range is a set and a negative step visits it from its end: `2..5;-1` is
+///   NumPy's `4:1:-1`. (NumPy-style `start:stop:step` is available through
+///   [`Selection::parse`] and [`Slice`].)
 /// - `...` for an ellipsis and `NewAxis` for a new axis;
 /// - an index list or array: `[3, 1, 3]`, `vec![..]`, an `ndarray` array;
 /// - a boolean mask: `[true, false, true]` or an `ndarray` array of `bool`.
@@ -417,15 +448,23 @@ macro_rules! sel {
     };
 }
 
-/// Used by [`sel!`](crate::sel): gives a range a step (`1..7;2`). Only ranges take a step,
-/// so `3;2` does not compile.
+/// Used by [`sel!`](crate::sel): gives a range a step (`1..7;2`, `..;-1`). Only ranges take
+/// a step, so `3;2` does not compile.
 #[doc(hidden)]
 pub fn __with_step<R>(range: R, step: i64) -> SelectionItem
 where
-    R: std::ops::RangeBounds<i64> + Into<SelectionItem>,
+    R: std::ops::RangeBounds<i64>,
 {
-    match range.into() {
-        SelectionItem::Slice(s) => SelectionItem::Slice(s.step_by(step)),
-        other => other,
-    }
+    use std::ops::Bound;
+    let start = match range.start_bound() {
+        Bound::Included(&v) => Some(v),
+        Bound::Excluded(&v) => Some(v.saturating_add(1)),
+        Bound::Unbounded => None,
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&v) => Some(v.saturating_add(1)),
+        Bound::Excluded(&v) => Some(v),
+        Bound::Unbounded => None,
+    };
+    SelectionItem::Range(StepRange { start, end, step })
 }
