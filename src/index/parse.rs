@@ -19,8 +19,13 @@ use super::error::{IndexError, Result};
 use super::selection::{Selection, SelectionItem, Slice};
 
 impl Selection {
-    /// Parses NumPy-style selection syntax (see the [module docs](self)); an empty string
-    /// selects everything.
+    /// Parses NumPy-style selection syntax; an empty string selects everything.
+    ///
+    /// Items are separated by commas: an integer, `start:stop:step` (any part optional,
+    /// negative values counted from the end in the positional dialect), `...`, `None` or
+    /// `newaxis`, a list of integers `[3,1,3]` (nested lists for multi-dimensional index
+    /// arrays) or a list of booleans `[true,false]` (a mask). Floats, ragged lists, mixed
+    /// lists and integers outside `i64` are [`IndexError::Syntax`] errors naming the column.
     ///
     /// ```
     /// use zarrflow::index::{Selection, SelectionItem, Slice};
