@@ -925,3 +925,74 @@ fn rust_ranges_follow_ndarray_semantics() {
         Err(IndexError::OutOfBounds(_))
     ));
 }
+
+#[test]
+fn intersect_narrows_exactly() {
+    let a = IndexTransform::new(
+        IndexDomain::from_shape(&[10]).unwrap(),
+        vec![OutputIndexMap::dimension(0, 1, 2)],
+    )
+    .unwrap();
+    let i = a
+        .intersect(&IndexDomain::new(vec![4], vec![8]).unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(bounds(&i.transform), vec![(2, 4)]);
+    assert_eq!(cells1(&i.transform), vec![5, 7]);
+    let big = 1i64 << 60;
+    let b = IndexTransform::new(
+        IndexDomain::from_shape(&[10]).unwrap(),
+        vec![OutputIndexMap::dimension(0, big, -3)],
+    )
+    .unwrap();
+    let j = b
+        .intersect(&IndexDomain::new(vec![big - 10], vec![big - 2]).unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(cells1(&j.transform), vec![big - 3, big - 6, big - 9]);
+    assert!(
+        a.intersect(&IndexDomain::new(vec![100], vec![200]).unwrap())
+            .unwrap()
+            .is_none()
+    );
+    let c = t(&[4]).index(&sel![2]).unwrap();
+    assert!(
+        c.intersect(&IndexDomain::new(vec![0], vec![2]).unwrap())
+            .unwrap()
+            .is_none()
+    );
+    assert!(matches!(
+        c.intersect(&IndexDomain::from_shape(&[2, 2]).unwrap()),
+        Err(IndexError::RankMismatch(_))
+    ));
+}
+
+#[test]
+fn rank_mismatches_are_typed_errors_naming_the_ranks() {
+    let a = t(&[3, 4]);
+    let e = a.compose(&t(&[3])).unwrap_err();
+    assert!(matches!(e, IndexError::RankMismatch(_)));
+    assert!(
+        e.to_string().contains("output rank 2") && e.to_string().contains("input rank 1"),
+        "{e}"
+    );
+    assert!(matches!(
+        a.translate_output(&[1]),
+        Err(IndexError::RankMismatch(_))
+    ));
+    assert!(matches!(
+        a.translate_domain_by(&[1, 2, 3]),
+        Err(IndexError::RankMismatch(_))
+    ));
+    assert!(matches!(
+        a.apply_many(array![[1]].view()),
+        Err(IndexError::RankMismatch(_))
+    ));
+    assert!(matches!(
+        a.gather_from(&ArrayD::<i64>::zeros(IxDyn(&[3]))),
+        Err(IndexError::RankMismatch(_))
+    ));
+    assert!(!a.domain().contains(&[1]));
+    let e = a.index(&sel![0, 0, 0]).unwrap_err();
+    assert!(e.to_string().contains("too many indices"), "{e}");
+}

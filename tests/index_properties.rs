@@ -542,3 +542,40 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, .. ProptestConfig::default() })]
+
+    /// `intersect(box)` keeps exactly the (input, output) pairs whose output lies in the box,
+    /// and its `source` transform says where each surviving point came from.
+    #[test]
+    fn intersect_keeps_exactly_the_points_inside(
+        shape in prop::collection::vec(1usize..6, 1..4),
+        seed in any::<u64>(),
+        box_lo in prop::collection::vec(-1i64..5, 4),
+        box_len in prop::collection::vec(0u64..5, 4),
+    ) {
+        let mut rng = Rng(seed);
+        let shape_u64: Vec<u64> = shape.iter().map(|&n| n as u64).collect();
+        let base = IndexTransform::from_shape(&shape_u64).unwrap();
+        let mode = mode_of(&mut rng);
+        let Ok(t) = base.select(&random_selection(&mut rng, &shape, mode), mode, Dialect::Positional) else {
+            return Ok(());
+        };
+        let r = t.output_rank();
+        let bx = IndexDomain::from_origin_shape(&box_lo[..r], &box_len[..r]).unwrap();
+        let mut want = Vec::new();
+        t.for_each_mapped(|p, o| if bx.contains(o) { want.push((p.to_vec(), o.to_vec())) }).unwrap();
+        match t.intersect(&bx) {
+            Ok(None) => prop_assert!(want.is_empty(), "nothing returned but {} points inside", want.len()),
+            Ok(Some(i)) => {
+                let mut got = Vec::new();
+                i.transform.for_each_mapped(|p, o| got.push((i.source.apply(p).unwrap(), o.to_vec()))).unwrap();
+                want.sort();
+                got.sort();
+                prop_assert_eq!(got, want);
+            }
+            Err(e) => prop_assert!(matches!(e, zarrflow::index::IndexError::Unsupported(_)), "{e}"),
+        }
+    }
+}

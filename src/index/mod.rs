@@ -11,6 +11,7 @@
 mod compose;
 mod domain;
 mod error;
+mod intersect;
 mod literal;
 mod map;
 mod parse;
@@ -20,6 +21,7 @@ mod transform;
 
 pub use domain::{IndexDomain, MAX_RANK, NarrowItem};
 pub use error::{IndexError, Result};
+pub use intersect::Intersection;
 pub use map::{IndexArray, OutputIndexMap};
 pub use selection::{
     __with_step, Dialect, Ellipsis, NewAxis, Selection, SelectionItem, SelectionMode, Slice,
