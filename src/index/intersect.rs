@@ -189,8 +189,8 @@ impl IndexTransform {
             shape[0] = n;
             let mut maps = Vec::with_capacity(rank);
             let mut survivors = survivors.into_iter();
-            for d in 0..rank {
-                if block[d] {
+            for (d, &in_block) in block.iter().enumerate() {
+                if in_block {
                     let values = survivors.next().unwrap_or_default();
                     let arr = ArrayD::from_shape_vec(IxDyn(&shape), values)
                         .map_err(|e| IndexError::InvalidArgument(e.to_string()))?;
