@@ -8,3 +8,8 @@
 #![deny(rustdoc::broken_intra_doc_links)]
 
 pub mod index;
+
+/// The README's code blocks, compiled and run as doc tests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
