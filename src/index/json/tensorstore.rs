@@ -281,7 +281,7 @@ impl DomainSpec {
             return Err(JsonError::new(
                 Reason::MultipleUpperBounds,
                 format!(
-                    "{} are all given; at most one upper bound spelling is allowed",
+                    "{} are given together; at most one upper bound spelling is allowed",
                     names.join(" and ")
                 ),
             ));
