@@ -4,7 +4,14 @@
 //! `index_array` as a rectangular nested list of `i64`, checks every raw value against the
 //! inclusive `index_array_bounds` before `offset` / `stride` are applied (the bounds are
 //! then discarded), widens lower-rank arrays by prepending singleton axes, and places an
-//! empty array of the wrong rank on the domain's single zero-length axis.
+//! empty array of the wrong rank on the domain's single zero-length axis. A one-element
+//! array loads as a constant map (the engine's singleton collapse); an empty one stays an
+//! index-array map. Labels are kept, and all-empty labels load as none.
+//!
+//! Serialising writes the canonical body; one-element and empty index arrays become
+//! constant maps, so `from_json(to_json(t)) == t` holds for every transform without an
+//! empty or one-element index-array map (indexing never builds the latter; an empty one
+//! reloads as `{offset: 0}`, which no point of the empty domain ever reads).
 
 use ndarray::{ArrayD, IxDyn};
 use serde_json::Value;
