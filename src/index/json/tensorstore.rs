@@ -404,6 +404,18 @@ pub(crate) const BODY_MEMBERS: [&str; 7] = [
     "output",
 ];
 
+/// The members of a `transform` message: a body's plus `kind`.
+const MESSAGE_MEMBERS: [&str; 8] = [
+    "kind",
+    "input_rank",
+    "input_inclusive_min",
+    "input_exclusive_max",
+    "input_inclusive_max",
+    "input_shape",
+    "input_labels",
+    "output",
+];
+
 impl TransformJson {
     /// A body from its parts; `output: None` means the identity. Fails (`rank_mismatch`,
     /// `bounds_out_of_order`) if the parts are inconsistent.
@@ -580,16 +592,9 @@ pub(crate) fn parse_body(
     obj: &Map<String, Value>,
     min_default: MinDefault,
 ) -> Result<TransformJson> {
-    let allowed: Vec<&str> = BODY_MEMBERS.iter().copied().chain(["kind"]).collect();
-    let what = if min_default == MinDefault::Zero {
-        "transform message"
-    } else {
-        "transform body"
-    };
-    let allowed = if min_default == MinDefault::Zero {
-        &allowed[..]
-    } else {
-        &BODY_MEMBERS[..]
+    let (allowed, what): (&[&str], &str) = match min_default {
+        MinDefault::Zero => (&MESSAGE_MEMBERS, "transform message"),
+        MinDefault::TensorStore => (&BODY_MEMBERS, "transform body"),
     };
     check_members(obj, allowed, what)?;
     let spec = DomainSpec::parse(obj, "input_", "input_labels", Some("input_rank"))?;
