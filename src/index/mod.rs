@@ -22,7 +22,7 @@ pub use domain::{IndexDomain, MAX_RANK, NarrowItem};
 pub use error::{IndexError, Result};
 pub use map::{IndexArray, OutputIndexMap};
 pub use selection::{
-    __with_step, Dialect, Ellipsis, NewAxis, Selection, SelectionItem, SelectionMode, Slice,
+    Dialect, Ellipsis, NewAxis, Selection, SelectionItem, SelectionMode, Slice, __with_step,
     index_array_from,
 };
 pub use transform::{IndexArrayStructure, IndexTransform};
