@@ -12,6 +12,7 @@ mod compose;
 mod domain;
 mod error;
 mod intersect;
+pub mod json;
 mod literal;
 mod map;
 mod parse;
