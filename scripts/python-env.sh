@@ -4,7 +4,8 @@
 #   scripts/python-env.sh          # creates .venv/ at the repo root, installs test-data/requirements.txt
 #
 # Python >= 3.12 is required (zarr-python 3.4 needs it). Looked for, in order:
-#   1. $ZARRFLOW_PYTHON (if set; it is an error if that interpreter is unsuitable)
+#   1. $ZARRFLOW_PYTHON (if set; it is an error if that interpreter is unsuitable; it is used
+#      only when .venv/ has to be created: delete .venv/ to switch interpreters)
 #   2. python3.13, python3.12 on PATH
 #   3. $HOME/.pyenv/versions/3.1[2-9]*/bin/python3 (newest first)
 # A stamp file (.venv/.zarrflow-requirements.sha256) records the hash of the requirements and
@@ -48,6 +49,11 @@ find_python() {
   done
   return 1
 }
+
+if [ -n "${ZARRFLOW_PYTHON:-}" ] && ! is_suitable "$ZARRFLOW_PYTHON"; then
+  err "ZARRFLOW_PYTHON=$ZARRFLOW_PYTHON is not a working Python >= 3.12 with the venv module"
+  exit 1
+fi
 
 if [ ! -f "$REQ" ]; then
   err "missing $REQ"
