@@ -54,13 +54,22 @@ from zarr.codecs import (  # noqa: E402
     ZstdCodec,
 )
 
-# --- determinism: numcodecs' GZip writes the current time into the gzip header (MTIME).
-# Pin it to 0 (what TensorStore writes too) so that re-running gives identical bytes.
+# --- determinism: numcodecs' GZip writes the current time into the gzip header (MTIME), and
+# the header's OS byte differs between Python versions (3.12's gzip writes 3, 3.13's 255).
+# Build the gzip member explicitly (RFC 1952): fixed header with MTIME 0 and OS 255, raw
+# deflate from zlib, CRC32 and ISIZE trailer. Identical to Python 3.13's gzip.compress(mtime=0).
 def _gzip_encode_mtime0(self, buf):
     from numcodecs.compat import ensure_contiguous_ndarray
 
-    buf = ensure_contiguous_ndarray(buf)
-    return _gzip_mod.compress(memoryview(buf), compresslevel=self.level, mtime=0)
+    data = memoryview(ensure_contiguous_ndarray(buf)).cast("B")
+    level = self.level
+    xfl = 2 if level == 9 else 4 if level == 1 else 0
+    header = b"\x1f\x8b\x08\x00" + b"\x00\x00\x00\x00" + bytes([xfl, 255])
+    body = zlib.compress(data, level, wbits=-15)
+    trailer = struct.pack("<II", zlib.crc32(data) & 0xFFFFFFFF, len(data) & 0xFFFFFFFF)
+    out = header + body + trailer
+    assert _gzip_mod.decompress(out) == bytes(data)
+    return out
 
 
 numcodecs.gzip.GZip.encode = _gzip_encode_mtime0
