@@ -83,9 +83,17 @@ ZP = f"zarr-python {ZARR_VERSION}"
 TS = f"tensorstore {TS_VERSION}"
 HAND = "hand-built (generate.py)"
 
-FIXTURES = HERE / "fixtures"
-CORRUPT = HERE / "corrupt"
-MANIFEST = HERE / "manifest.json"
+# Output root: test-data/ itself, or a scratch directory with --check / --out.
+OUT = HERE
+FIXTURES = OUT / "fixtures"
+CORRUPT = OUT / "corrupt"
+MANIFEST = OUT / "manifest.json"
+
+
+def set_out(out: Path) -> None:
+    global OUT, FIXTURES, CORRUPT, MANIFEST
+    OUT = out
+    FIXTURES, CORRUPT, MANIFEST = out / "fixtures", out / "corrupt", out / "manifest.json"
 
 U64_MAX = 2**64 - 1
 
@@ -102,7 +110,7 @@ MANIFEST_DATA: dict = {
 
 
 def rel(p: Path) -> str:
-    return p.relative_to(HERE).as_posix()
+    return p.relative_to(OUT).as_posix()
 
 
 def seed_for(name: str) -> int:
@@ -361,7 +369,7 @@ CHECK_READERS = {"zarr": ZP, "tensorstore": TS}
 
 def short_msg(msg: str) -> str:
     """A reader's message without machine-specific absolute paths, cut to a stable length."""
-    msg = msg.replace(str(HERE) + "/", "").replace(str(HERE), "test-data")
+    msg = msg.replace(str(OUT) + "/", "").replace(str(OUT), "test-data")
     if len(msg) > 240:  # TensorStore chains context: keep its status code and the innermost cause
         msg = msg[:70] + " ... " + msg[-165:]
     return msg
@@ -452,7 +460,7 @@ def _cross_check_selections(path: Path, expected: np.ndarray, selections) -> Non
     for s in selections:
         items = parse_sel(s["selection"])
         mode = s["mode"]
-        want = np.load(HERE / s["expected"])
+        want = np.load(OUT / s["expected"])
         try:
             if mode == "basic":
                 if any(isinstance(i, list) for i in items):
@@ -1137,25 +1145,65 @@ def gen_spec_shards():
 # =============================================================================================
 
 
-def main() -> int:
+def generated_files(root: Path) -> dict[str, Path]:
+    out = {}
+    for top in ("fixtures", "corrupt"):
+        for p in sorted((root / top).rglob("*")):
+            if p.is_file():
+                out[p.relative_to(root).as_posix()] = p
+    out["manifest.json"] = root / "manifest.json"
+    return out
+
+
+def generate() -> None:
     for d in (FIXTURES, CORRUPT):
         if d.exists():
             shutil.rmtree(d)
-    FIXTURES.mkdir()
-    CORRUPT.mkdir()
+    FIXTURES.mkdir(parents=True)
+    CORRUPT.mkdir(parents=True)
     gen_zarr_python()
     gen_tensorstore()
     gen_hand_built()
     gen_spec_shards()
-    # files zarr-python or tensorstore might leave behind that are not part of any fixture
-    for p in sorted(list(FIXTURES.rglob("*")) + list(CORRUPT.rglob("*"))):
-        if p.is_file() and p.name.startswith(".") :
-            raise SystemExit(f"generate.py: unexpected hidden file {p}")
     MANIFEST.write_text(json.dumps(MANIFEST_DATA, indent=1, ensure_ascii=False) + "\n")
-    n_files = sum(1 for p in HERE.rglob("*") if p.is_file())
-    size = sum(p.stat().st_size for p in HERE.rglob("*") if p.is_file())
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import tempfile
+
+    ap = argparse.ArgumentParser(description="Generate zarrflow's interop fixtures (see test-data/README.md).")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--check", action="store_true",
+                   help="generate into a scratch directory and compare with the committed files; "
+                        "exit 1 on any difference (nothing in test-data/ is changed)")
+    g.add_argument("--out", type=Path, help="write fixtures/, corrupt/ and manifest.json under OUT instead")
+    args = ap.parse_args(argv)
+
+    if args.check:
+        with tempfile.TemporaryDirectory(prefix="zarrflow-fixtures-") as tmp:
+            set_out(Path(tmp).resolve())
+            generate()
+            new, old = generated_files(OUT), generated_files(HERE)
+            diffs = sorted(k for k in new.keys() | old.keys()
+                           if k not in new or k not in old or new[k].read_bytes() != old[k].read_bytes())
+        for k in diffs[:50]:
+            print(f"generate.py --check: differs: test-data/{k}")
+        if diffs:
+            print(f"generate.py --check: {len(diffs)} files differ from a fresh run; "
+                  "re-run .venv/bin/python test-data/generate.py and commit")
+            return 1
+        print(f"generate.py --check: OK, {len(new)} files identical to a fresh run")
+        return 0
+
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        set_out(args.out.resolve())
+    generate()
+    files = generated_files(OUT)
+    size = sum(p.stat().st_size for p in files.values())
     print(f"generate.py: {len(MANIFEST_DATA['arrays'])} arrays, {len(MANIFEST_DATA['groups'])} groups, "
-          f"{len(MANIFEST_DATA['corrupt'])} corrupt; test-data/ holds {n_files} files, {size} bytes")
+          f"{len(MANIFEST_DATA['corrupt'])} corrupt; wrote {len(files)} files, {size} bytes under {OUT}")
     return 0
 
 
