@@ -127,7 +127,8 @@ def check(path: str, expected: np.ndarray | None, reader: str) -> tuple[bool, st
     try:
         if expected is None:
             arr = OPENERS[reader](path)
-            return True, f"opened: shape {list(arr.shape)} dtype {arr.dtype}"
+            dtype = getattr(arr.dtype, "numpy_dtype", None) or arr.dtype  # tensorstore dtype -> numpy
+            return True, f"opened: shape {list(arr.shape)} dtype {dtype}"
         actual = READ_FUNCS[reader](path)
     except Exception as e:  # noqa: BLE001 - any failure to open/read is a failed check
         while isinstance(e, BaseExceptionGroup) and e.exceptions:

@@ -446,9 +446,57 @@ def register_array(
         "verified_readers": readers,
         "selections": selections,
     }
+    entry.update(storage_summary(path, meta))
     if notes:
         entry["notes"] = notes
     MANIFEST_DATA["arrays"].append(entry)
+
+
+def storage_summary(path: Path, meta: dict) -> dict:
+    """The chunk/shard keys on disk and, for sharded arrays, what each shard index says.
+
+    Shard indexes are decoded here independently of the writers (bytes little-endian + crc32c,
+    checked with the pure-Python CRC32C below), which also cross-checks both writers' output.
+    """
+    keys = sorted(p.relative_to(path).as_posix() for p in path.rglob("*")
+                  if p.is_file() and p.name != "zarr.json" and not _is_child_node(path, p))
+    out: dict = {"stored_keys": keys}
+    codecs = meta["codecs"]
+    shard = next((c for c in codecs if isinstance(c, dict) and c.get("name") == "sharding_indexed"), None)
+    if shard is None:
+        return out
+    cfg = shard["configuration"]
+    ic = cfg["index_codecs"]
+    assert [c["name"] for c in ic] == ["bytes", "crc32c"], ic
+    outer = meta["chunk_grid"]["configuration"]["chunk_shape"]
+    inner = cfg["chunk_shape"]
+    n_inner = int(np.prod(outer, dtype=np.int64) // np.prod(inner, dtype=np.int64)) if inner else 1
+    index_size = 16 * n_inner + 4
+    loc = cfg.get("index_location", "end")
+    shards = {}
+    for k in keys:
+        blob = (path / k).read_bytes()
+        idx = blob[:index_size] if loc == "start" else blob[-index_size:]
+        body, stored_crc = idx[:-4], struct.unpack("<I", idx[-4:])[0]
+        assert crc32c(body) == stored_crc, (path, k)
+        ent = np.frombuffer(body, "<u8").reshape(n_inner, 2)
+        empty = int(np.sum((ent[:, 0] == U64_MAX) & (ent[:, 1] == U64_MAX)))
+        assert not np.any((ent[:, 0] == U64_MAX) ^ (ent[:, 1] == U64_MAX)), (path, k)
+        used = ent[ent[:, 0] != U64_MAX]
+        assert np.all(used[:, 0] + used[:, 1] <= len(blob)), (path, k)
+        shards[k] = {"size": len(blob), "inner_chunks": n_inner, "empty_inner_chunks": empty}
+    out["shard_index"] = {"index_location": loc, "index_size": index_size, "shards": shards}
+    return out
+
+
+def _is_child_node(root: Path, p: Path) -> bool:
+    """True if p lies inside a child node (a directory below root with its own zarr.json)."""
+    d = p.parent
+    while d != root:
+        if (d / "zarr.json").exists():
+            return True
+        d = d.parent
+    return False
 
 
 def _is_sharded(meta) -> bool:
@@ -656,7 +704,7 @@ def gen_zarr_python():
     for dt in CORE_DTYPES:
         data = gen_data(f"zp-sharded-{dt}", dt, (10, 7))
         zp_array(f"sharded_dtype_{dt}", data, chunks=(2, 2), shards=(8, 4),
-                 features=["dtype", "sharded", "index_end", "edge_shards", "zstd"])
+                 features=["dtype", "sharded", "index_end", "edge_shards", "edge_chunks_outside_array", "zstd"])
 
     # --- sharding layouts
     d = gen_data("zp-shard-end", "uint16", (20, 30))
