@@ -1167,10 +1167,11 @@ def gen_spec_shards():
             write_json(path / "zarr.json", shard_meta(loc))
             (path / "c" / "1").mkdir(parents=True, exist_ok=True)
             (path / "c" / "1" / "1").write_bytes(blob)
-            observed = {}
+            observed, observed_region = {}, {}
             for r, label in CHECK_READERS.items():
                 ok, msg = check_array.check(str(path), exp, r)
                 observed[label] = "read ok (matches the uncorrupted array)" if ok else short_msg(msg)
+                observed_region[label] = read_region_0_4(path, r)
             MANIFEST_DATA["corrupt"].append({
                 "path": rel(path),
                 "node_type": "array",
@@ -1187,7 +1188,20 @@ def gen_spec_shards():
                 "reads_that_must_succeed": [{"selection": "0:4,0:4", "expected_value": 0,
                                              "why": "shard c/0/0 is absent: fill value, shard c/1/1 not touched"}],
                 "observed_whole_array_read": observed,
+                "observed_read_0_4_0_4": observed_region,
             })
+
+
+def read_region_0_4(path: Path, reader: str) -> str:
+    """Read [0:4, 0:4] (only the absent shard c/0/0) and say whether it is all fill (0)."""
+    try:
+        if reader == "zarr":
+            got = np.asarray(check_array.open_zarr(str(path))[0:4, 0:4])
+        else:
+            got = np.asarray(check_array.open_tensorstore(str(path))[0:4, 0:4].read().result())
+    except Exception as e:  # noqa: BLE001
+        return short_msg(f"ERROR {type(e).__name__}: {e}")
+    return "ok (all fill value 0)" if got.shape == (4, 4) and not got.any() else f"MISMATCH {got.tolist()}"
 
 
 # =============================================================================================
