@@ -17,7 +17,6 @@ from __future__ import annotations
 import gzip as _gzip_mod
 import importlib.metadata
 import json
-import os
 import shutil
 import struct
 import sys
@@ -584,7 +583,7 @@ def zp_array(relpath: str, data: np.ndarray, *, fill=0, chunks, writes=(FULL,), 
                                      fill_value=fill, **kwargs)
     for w in writes:
         a[w] = data[w]
-    exp = regions_expected(data, fill if not isinstance(fill, (int, float, complex, bool)) or True else fill, writes)
+    exp = regions_expected(data, fill, writes)
     feats = list(features)
     if len(writes) != 1 or writes[0] != FULL:
         feats.append("partially_written")
