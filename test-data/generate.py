@@ -739,6 +739,11 @@ def gen_zarr_python():
     zp_array("sharded_nested", d, chunks=(8, 8), compressors=None, filters=None,
              serializer=ShardingCodec(chunk_shape=(4, 4), codecs=[ShardingCodec(chunk_shape=(2, 2))]),
              sel_chunk=(2, 2), features=["sharded", "nested_sharding"])
+    d = gen_data("zp-nested-partial", "int32", (16, 16))
+    zp_array("sharded_nested_partial", d, fill=np.int32(5), chunks=(8, 8), compressors=None, filters=None,
+             serializer=ShardingCodec(chunk_shape=(4, 4), codecs=[ShardingCodec(chunk_shape=(2, 2))]),
+             writes=[(slice(0, 3), slice(0, 5)), (slice(9, 10), slice(12, 16))], sel_chunk=(2, 2),
+             features=["sharded", "nested_sharding", "missing_shards", "missing_inner_chunks", "fill_nonzero"])
     # sharded with gzip+crc32c inner codecs and big-endian bytes
     d = gen_data("zp-shard-gzip-be", "float64", (9, 10))
     zp_array("sharded_gzip_bigendian", d, chunks=(3, 5), shards=(6, 10), serializer=BytesCodec(endian="big"),
@@ -936,6 +941,16 @@ def gen_tensorstore():
     d = gen_data("ts-nested", "uint16", (16, 16))
     ts_array("sharded_nested", d, chunk=[8, 8], codecs=[ts_shard([4, 4], [ts_shard([2, 2], [BL])])], sel_chunk=(2, 2),
              features=["sharded", "nested_sharding"])
+    d = gen_data("ts-nested-partial", "int32", (16, 16))
+    ts_array("sharded_nested_partial", d, chunk=[8, 8], codecs=[ts_shard([4, 4], [ts_shard([2, 2], [BL])])], fill_json=5,
+             writes=[(slice(0, 3), slice(0, 5)), (slice(9, 10), slice(12, 16))], sel_chunk=(2, 2),
+             features=["sharded", "nested_sharding", "missing_shards", "missing_inner_chunks", "fill_nonzero"])
+    d = gen_data("ts-shard-blosc", "float32", (12, 10))
+    ts_array("sharded_blosc", d, chunk=[8, 8],
+             codecs=[ts_shard([4, 4], [BL, {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 3,
+                                                                               "shuffle": "bitshuffle", "typesize": 4,
+                                                                               "blocksize": 0}}])],
+             sel_chunk=(4, 4), features=["sharded", "blosc", "edge_shards"])
     d = gen_data("ts-shard-transpose", "uint16", (8, 9))
     ts_array("sharded_transpose", d, chunk=[8, 9],
              codecs=[{"name": "transpose", "configuration": {"order": [1, 0]}}, ts_shard([3, 2], [BL])],
