@@ -1,0 +1,1297 @@
+#!/usr/bin/env python3
+"""Generate zarrflow's interop fixtures: deterministic, pinned, re-runnable.
+
+    scripts/python-env.sh                       # once: creates .venv with the pinned packages
+    .venv/bin/python test-data/generate.py      # deletes and rewrites test-data/fixtures,
+                                                # test-data/corrupt and test-data/manifest.json
+
+Every array is written by zarr-python 3.4.2, TensorStore 0.1.86, or by hand (raw bytes built
+here), and its expected full contents are saved as a .npy file. After writing, every fixture is
+read back by zarr-python and by TensorStore and compared bit for bit with the .npy; which reader
+accepted it is recorded in the manifest. Re-running produces byte-identical output (checked with
+`diff -r` of two runs; see README.md).
+"""
+
+from __future__ import annotations
+
+import gzip as _gzip_mod
+import importlib.metadata
+import json
+import shutil
+import struct
+import sys
+import warnings
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import check_array  # noqa: E402
+
+ZARR_VERSION = importlib.metadata.version("zarr")
+TS_VERSION = importlib.metadata.version("tensorstore")
+NUMPY_VERSION = np.__version__
+PINNED = {"zarr": "3.4.2", "tensorstore": "0.1.86"}
+if ZARR_VERSION != PINNED["zarr"] or TS_VERSION != PINNED["tensorstore"]:
+    sys.exit(
+        f"generate.py: need zarr {PINNED['zarr']} and tensorstore {PINNED['tensorstore']}, "
+        f"found zarr {ZARR_VERSION}, tensorstore {TS_VERSION}; run scripts/python-env.sh and use .venv/bin/python"
+    )
+
+import numcodecs.gzip  # noqa: E402
+import tensorstore as ts  # noqa: E402
+import zarr  # noqa: E402
+from zarr.codecs import (  # noqa: E402
+    BloscCodec,
+    BytesCodec,
+    Crc32cCodec,
+    GzipCodec,
+    ShardingCodec,
+    TransposeCodec,
+    ZstdCodec,
+)
+
+# --- determinism: numcodecs' GZip writes the current time into the gzip header (MTIME), and
+# the header's OS byte differs between Python versions (3.12's gzip writes 3, 3.13's 255).
+# Build the gzip member explicitly (RFC 1952): fixed header with MTIME 0 and OS 255, raw
+# deflate from zlib, CRC32 and ISIZE trailer. Identical to Python 3.13's gzip.compress(mtime=0).
+def _gzip_encode_mtime0(self, buf):
+    from numcodecs.compat import ensure_contiguous_ndarray
+
+    data = memoryview(ensure_contiguous_ndarray(buf)).cast("B")
+    level = self.level
+    xfl = 2 if level == 9 else 4 if level == 1 else 0
+    header = b"\x1f\x8b\x08\x00" + b"\x00\x00\x00\x00" + bytes([xfl, 255])
+    body = zlib.compress(data, level, wbits=-15)
+    trailer = struct.pack("<II", zlib.crc32(data) & 0xFFFFFFFF, len(data) & 0xFFFFFFFF)
+    out = header + body + trailer
+    assert _gzip_mod.decompress(out) == bytes(data)
+    return out
+
+
+numcodecs.gzip.GZip.encode = _gzip_encode_mtime0
+
+# zarr-python warns about sharding partial I/O and consolidated metadata, and NumPy about NaN
+# comparisons while zarr-python checks chunks against the fill value: expected, not useful here.
+warnings.filterwarnings("ignore", category=UserWarning)
+warnings.filterwarnings("ignore", category=RuntimeWarning)
+
+ZP = f"zarr-python {ZARR_VERSION}"
+TS = f"tensorstore {TS_VERSION}"
+HAND = "hand-built (generate.py)"
+
+# Output root: test-data/ itself, or a scratch directory with --check / --out.
+OUT = HERE
+FIXTURES = OUT / "fixtures"
+CORRUPT = OUT / "corrupt"
+MANIFEST = OUT / "manifest.json"
+
+
+def set_out(out: Path) -> None:
+    global OUT, FIXTURES, CORRUPT, MANIFEST
+    OUT = out
+    FIXTURES, CORRUPT, MANIFEST = out / "fixtures", out / "corrupt", out / "manifest.json"
+
+U64_MAX = 2**64 - 1
+
+MANIFEST_DATA: dict = {
+    "schema_version": 1,
+    "generator": "test-data/generate.py",
+    "versions": {"zarr": ZARR_VERSION, "tensorstore": TS_VERSION, "numpy": NUMPY_VERSION},
+    "arrays": [],
+    "groups": [],
+    "corrupt": [],
+    "not_produced": [],
+    "crc32c_checks": [],
+}
+
+
+def rel(p: Path) -> str:
+    return p.relative_to(OUT).as_posix()
+
+
+def seed_for(name: str) -> int:
+    return zlib.crc32(name.encode())
+
+
+# =============================================================================================
+# data
+
+
+UINT_OF = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def float_specials(dt: np.dtype) -> np.ndarray:
+    """NaN, -NaN, a quiet NaN with payload 1, a signalling NaN, ±inf, -0.0, min subnormal, max, min."""
+    dt = np.dtype(dt)
+    u = UINT_OF[dt.itemsize]
+    fi = np.finfo(dt)
+    base = np.array([np.nan, -np.nan, 0, 0, np.inf, -np.inf, -0.0, fi.smallest_subnormal, fi.max, fi.min], dt)
+    bits = base.view(u)
+    qnan = int(np.array([np.nan], dt).view(u)[0])
+    inf = int(np.array([np.inf], dt).view(u)[0])
+    bits[2] = qnan | 1  # quiet NaN, payload 1 (e.g. 0x7fc00001 for float32)
+    bits[3] = inf | 1  # signalling NaN (exponent all ones, top mantissa bit clear)
+    return bits.view(dt)
+
+
+def gen_data(name: str, dtype, shape) -> np.ndarray:
+    rng = np.random.default_rng(seed_for(name))
+    dt = np.dtype(dtype)
+    n = int(np.prod(shape, dtype=np.int64))
+    if dt.kind == "b":
+        a = rng.random(n) < 0.5
+    elif dt.kind in "iu":
+        ii = np.iinfo(dt)
+        a = rng.integers(ii.min, ii.max, size=n, dtype=dt, endpoint=True)
+        if n >= 2:
+            a[0], a[-1] = ii.min, ii.max
+    elif dt.kind == "f":
+        a = (rng.standard_normal(n) * 1000).astype(dt)
+        _sprinkle(a, float_specials(dt))
+    elif dt.kind == "c":
+        ft = np.dtype(f"f{dt.itemsize // 2}")
+        re_ = (rng.standard_normal(n) * 1000).astype(ft)
+        im = (rng.standard_normal(n) * 1000).astype(ft)
+        sp = float_specials(ft)
+        _sprinkle(re_, sp)
+        _sprinkle(im, sp[::-1].copy())
+        a = np.empty(n, dt)
+        a.view(ft)[0::2] = re_
+        a.view(ft)[1::2] = im
+    else:
+        raise ValueError(dt)
+    return a.reshape(shape)
+
+
+def _sprinkle(flat: np.ndarray, specials: np.ndarray) -> None:
+    n = flat.size
+    if n == 0:
+        return
+    k = min(len(specials), n)
+    step = max(1, n // k)
+    for i in range(k):
+        flat[(i * step + 1) % n] = specials[i]
+
+
+def smooth_u16(shape) -> np.ndarray:
+    n = int(np.prod(shape))
+    return (np.arange(n, dtype=np.uint64) * 7 % 65536).astype(np.uint16).reshape(shape)
+
+
+def fill_array(shape, dtype, fill) -> np.ndarray:
+    """An array full of `fill`, which may be a numpy scalar with a NaN payload (copied bit-exactly)."""
+    dt = np.dtype(dtype)
+    f = np.array(fill, dtype=dt) if not isinstance(fill, np.ndarray) else fill.astype(dt)
+    out = np.empty(shape, dt)
+    out.reshape(-1).view(np.uint8).reshape(-1, dt.itemsize)[:] = np.frombuffer(f.tobytes(), np.uint8)
+    return out
+
+
+def f_bits(dtype, bits: int):
+    dt = np.dtype(dtype)
+    return np.array([bits], UINT_OF[dt.itemsize]).view(dt)[0]
+
+
+# =============================================================================================
+# selections (the zarrflow CLI's NumPy-style positional syntax)
+
+
+def sel_to_str(items) -> str:
+    out = []
+    for it in items:
+        if it is Ellipsis:
+            out.append("...")
+        elif it is None:
+            out.append("None")
+        elif isinstance(it, slice):
+            s = ("" if it.start is None else str(it.start)) + ":" + ("" if it.stop is None else str(it.stop))
+            if it.step is not None:
+                s += ":" + str(it.step)
+            out.append(s)
+        elif isinstance(it, (list, tuple)):
+            out.append(json.dumps(it, separators=(",", ":")))
+        elif isinstance(it, (bool, np.bool_)):
+            raise ValueError("a bare boolean is not a selection item")
+        else:
+            out.append(str(int(it)))
+    return ",".join(out)
+
+
+def parse_sel(s: str):
+    """Parser for the selection syntax, used to check that every string round-trips."""
+    items, depth, cur = [], 0, ""
+    for ch in s:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            items.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if s:
+        items.append(cur)
+    out = []
+    for t in (x.strip() for x in items):
+        if t == "...":
+            out.append(Ellipsis)
+        elif t == "None":
+            out.append(None)
+        elif t.startswith("["):
+            out.append(json.loads(t))
+        elif ":" in t:
+            parts = t.split(":")
+            assert len(parts) in (2, 3), t
+            vals = [int(p) if p else None for p in parts]
+            out.append(slice(*vals))
+        else:
+            out.append(int(t))
+    return tuple(out)
+
+
+def _np_items(items):
+    return tuple(np.array(it, dtype=bool if _is_bool_list(it) else np.intp) if isinstance(it, list) else it for it in items)
+
+
+def _is_bool_list(it) -> bool:
+    while isinstance(it, list) and it:
+        it = it[0]
+    return isinstance(it, bool)
+
+
+def apply_sel(a: np.ndarray, items, mode: str) -> np.ndarray:
+    if mode in ("basic", "vindex"):
+        return np.asarray(a[_np_items(items)])
+    assert mode == "oindex"
+    # orthogonal indexing = np.ix_ semantics: each list indexes its own axis independently
+    items = list(items)
+    if Ellipsis in items:
+        i = items.index(Ellipsis)
+        n_fill = a.ndim - (len(items) - 1)
+        items[i : i + 1] = [slice(None)] * n_fill
+    items += [slice(None)] * (a.ndim - len(items))
+    out, axis = a, 0
+    for it in items:
+        if isinstance(it, slice):
+            out = out[(slice(None),) * axis + (it,)]
+            axis += 1
+        elif isinstance(it, list):
+            if _is_bool_list(it):
+                out = np.compress(np.array(it, bool), out, axis=axis)
+            else:
+                out = np.take(out, np.array(it, np.intp), axis=axis)
+            axis += 1
+        else:
+            out = np.take(out, int(it), axis=axis)
+    return np.asarray(out)
+
+
+def gen_selections(shape, chunk) -> list[tuple[tuple, str]]:
+    """A few selections per array: see README.md ("Selections")."""
+    nd = len(shape)
+    if nd == 0:
+        return [((Ellipsis,), "basic"), ((None,), "basic")]
+    sels: list[tuple[tuple, str]] = []
+    if 0 in shape:
+        sels.append(((slice(None, None, -1),), "basic"))
+        sels.append(((Ellipsis, None), "basic"))
+        nz = [i for i, n in enumerate(shape) if n > 0]
+        if nz:
+            i = nz[0]
+            n = shape[i]
+            items = [slice(None)] * i + [[(3 % n), (1 % n), (3 % n)]]
+            sels.append((tuple(items), "oindex"))
+        return sels
+    c = [max(1, x) for x in chunk]
+    # strided slice with a negative step (first axis), positive stride on the last
+    items = [slice(-1, None, -2)] + ([slice(None, None, 3)] if nd > 1 else [])
+    sels.append((tuple(items), "basic"))
+    # a box crossing chunk boundaries on every axis
+    box = []
+    for n, cc in zip(shape, c):
+        start = max(0, min(cc - 1, n - 1))
+        stop = min(n, start + cc + 2)
+        box.append(slice(start, stop))
+    sels.append((tuple(box), "basic"))
+    # integer indices (one negative)
+    sels.append(((-1,) + tuple(min(1, n - 1) for n in shape[1:]), "basic"))
+    sels.append(((shape[0] // 2,), "basic"))
+    # Ellipsis and None
+    sels.append(((None, Ellipsis, slice(1, None)), "basic"))
+    sels.append(((Ellipsis, None), "basic"))
+    # orthogonal: unsorted with repeats on axis 0, a slice / list on the others
+    n0 = shape[0]
+    o = [[(3 % n0), (1 % n0), (3 % n0), n0 - 1, 0]]
+    if nd > 1:
+        o.append(slice(None, None, -1))
+    if nd > 2:
+        o.append([shape[2] - 1, 0])
+    sels.append((tuple(o), "oindex"))
+    if nd > 1:
+        nl = shape[-1]
+        sels.append(((Ellipsis, [nl - 1, 0, nl // 2, nl - 1]), "oindex"))
+    # boolean mask on axis 0 (orthogonal)
+    mask = [bool((i * 7) % 3 != 1) for i in range(n0)]
+    sels.append(((mask,), "oindex"))
+    # vindex: scattered points, all-array key
+    rng = np.random.default_rng(seed_for(repr(shape)))
+    npts = 6
+    pts = [[int(x) for x in rng.integers(0, n, npts)] for n in shape]
+    sels.append((tuple(pts), "vindex"))
+    # vindex: 2-D index arrays (result shape [2,3])
+    pts2 = [[[int(x) for x in row] for row in rng.integers(0, n, (2, 3))] for n in shape]
+    sels.append((tuple(pts2), "vindex"))
+    # vindex with adjacent arrays after a slice: [:, [1,2], [0,3]] style
+    if nd >= 3:
+        sels.append(((slice(None), [1 % shape[1], 2 % shape[1]], [0, 3 % shape[2]]), "vindex"))
+    elif nd == 2:
+        sels.append(((slice(None), [1 % shape[1], 2 % shape[1], 1 % shape[1]]), "vindex"))
+    # full boolean mask (vindex), only for small arrays
+    size = int(np.prod(shape))
+    if size <= 400:
+        m = (rng.random(shape) < 0.4).tolist()
+        if nd == 1:
+            m = [bool(x) for x in m]
+        sels.append(((m,), "vindex"))
+    return sels
+
+
+# =============================================================================================
+# manifest helpers and fixture registration
+
+CHECK_READERS = {"zarr": ZP, "tensorstore": TS}
+
+
+def short_msg(msg: str) -> str:
+    """A reader's message without machine-specific absolute paths, cut to a stable length."""
+    msg = msg.replace(str(OUT) + "/", "").replace(str(OUT), "test-data")
+    if len(msg) > 240:  # TensorStore chains context: keep its status code and the innermost cause
+        msg = msg[:70] + " ... " + msg[-165:]
+    return msg
+
+
+def verify_readers(path: Path, expected: np.ndarray) -> dict:
+    res = {}
+    for r, label in CHECK_READERS.items():
+        ok, msg = check_array.check(str(path), expected, r)
+        if ok:
+            res[label] = "ok"
+        else:
+            ok_meta, meta_msg = check_array.check(str(path), None, r)
+            res[label] = short_msg(msg) + (" [metadata opens: " + meta_msg + "]" if ok_meta else "")
+    return res
+
+
+def save_npy(path: Path, a: np.ndarray) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    a = np.array(a, order="C", copy=True)  # not ascontiguousarray: it turns 0-d into shape (1,)
+    if a.dtype.byteorder == ">":
+        a = a.astype(a.dtype.newbyteorder("<"))
+    with open(path, "wb") as f:
+        np.lib.format.write_array(f, a, version=(1, 0), allow_pickle=False)
+
+
+def register_array(
+    path: Path,
+    expected: np.ndarray,
+    writer: str,
+    *,
+    features: list[str],
+    chunk_for_selections,
+    expected_path: Path | None = None,
+    must_read: tuple[str, ...] = ("zarr", "tensorstore"),
+    notes: str | None = None,
+) -> None:
+    meta = json.loads((path / "zarr.json").read_text())
+    if expected_path is None:
+        expected_path = path.with_name(path.name + ".npy")
+    save_npy(expected_path, expected)
+    sel_dir = expected_path.with_name(expected_path.name[: -len(".npy")] + ".selections")
+    selections = []
+    for i, (items, mode) in enumerate(gen_selections(expected.shape, chunk_for_selections)):
+        s = sel_to_str(items)
+        back = parse_sel(s)
+        assert sel_to_str(back) == s, (s, back)
+        res = apply_sel(expected, back, mode)
+        ref = apply_sel(expected, items, mode)
+        assert check_array.compare(res, ref) is None
+        p = sel_dir / f"{i:02d}.npy"
+        save_npy(p, res)
+        selections.append({"selection": s, "mode": mode, "expected": rel(p), "shape": list(res.shape)})
+    readers = verify_readers(path, expected)
+    for r in must_read:
+        label = CHECK_READERS[r]
+        if readers[label] != "ok":
+            ok, msg = check_array.check(str(path), expected, r)
+            raise SystemExit(f"generate.py: {label} cannot read back {rel(path)}: {msg}")
+    # cross-check the selections against zarr-python where it supports the form
+    if readers[ZP] == "ok":
+        _cross_check_selections(path, expected, selections)
+    entry = {
+        "path": rel(path),
+        "node_type": "array",
+        "writer": writer,
+        "data_type": meta["data_type"],
+        "shape": meta["shape"],
+        "sharded": _is_sharded(meta),
+        "fill_value": meta["fill_value"],
+        "chunk_key_encoding": meta["chunk_key_encoding"],
+        "features": sorted(set(features)),
+        "expected": rel(expected_path),
+        "verified_readers": readers,
+        "selections": selections,
+    }
+    entry.update(storage_summary(path, meta))
+    if notes:
+        entry["notes"] = notes
+    MANIFEST_DATA["arrays"].append(entry)
+
+
+def storage_summary(path: Path, meta: dict) -> dict:
+    """The chunk/shard keys on disk and, for sharded arrays, what each shard index says.
+
+    Shard indexes are decoded here independently of the writers (bytes little-endian + crc32c,
+    checked with the pure-Python CRC32C below), which also cross-checks both writers' output.
+    """
+    keys = sorted(p.relative_to(path).as_posix() for p in path.rglob("*")
+                  if p.is_file() and p.name != "zarr.json" and not _is_child_node(path, p))
+    out: dict = {"stored_keys": keys}
+    codecs = meta["codecs"]
+    shard = next((c for c in codecs if isinstance(c, dict) and c.get("name") == "sharding_indexed"), None)
+    if shard is None:
+        return out
+    cfg = shard["configuration"]
+    ic = cfg["index_codecs"]
+    assert [c["name"] for c in ic] == ["bytes", "crc32c"], ic
+    outer = meta["chunk_grid"]["configuration"]["chunk_shape"]
+    inner = cfg["chunk_shape"]
+    n_inner = int(np.prod(outer, dtype=np.int64) // np.prod(inner, dtype=np.int64)) if inner else 1
+    index_size = 16 * n_inner + 4
+    loc = cfg.get("index_location", "end")
+    shards = {}
+    for k in keys:
+        blob = (path / k).read_bytes()
+        idx = blob[:index_size] if loc == "start" else blob[-index_size:]
+        body, stored_crc = idx[:-4], struct.unpack("<I", idx[-4:])[0]
+        assert crc32c(body) == stored_crc, (path, k)
+        ent = np.frombuffer(body, "<u8").reshape(n_inner, 2)
+        empty = int(np.sum((ent[:, 0] == U64_MAX) & (ent[:, 1] == U64_MAX)))
+        assert not np.any((ent[:, 0] == U64_MAX) ^ (ent[:, 1] == U64_MAX)), (path, k)
+        used = ent[ent[:, 0] != U64_MAX]
+        assert np.all(used[:, 0] + used[:, 1] <= len(blob)), (path, k)
+        shards[k] = {"size": len(blob), "inner_chunks": n_inner, "empty_inner_chunks": empty}
+    out["shard_index"] = {"index_location": loc, "index_size": index_size, "shards": shards}
+    return out
+
+
+def _is_child_node(root: Path, p: Path) -> bool:
+    """True if p lies inside a child node (a directory below root with its own zarr.json)."""
+    d = p.parent
+    while d != root:
+        if (d / "zarr.json").exists():
+            return True
+        d = d.parent
+    return False
+
+
+def _is_sharded(meta) -> bool:
+    return any(c.get("name") == "sharding_indexed" for c in meta["codecs"] if isinstance(c, dict))
+
+
+def _cross_check_selections(path: Path, expected: np.ndarray, selections) -> None:
+    arr = check_array.open_zarr(str(path))
+    for s in selections:
+        items = parse_sel(s["selection"])
+        mode = s["mode"]
+        want = np.load(OUT / s["expected"])
+        try:
+            if mode == "basic":
+                if any(isinstance(i, list) for i in items):
+                    continue
+                got = np.asarray(arr[items])
+            elif mode == "oindex":
+                if None in items:
+                    continue
+                got = np.asarray(arr.oindex[_np_items(items)])
+            else:
+                if any(isinstance(i, slice) for i in items):
+                    continue  # zarr-python's vindex takes only index arrays / a mask
+                got = np.asarray(arr.vindex[_np_items(items)])
+        except (IndexError, TypeError, ValueError, NotImplementedError):
+            continue
+        problem = check_array.compare(got, want)
+        if problem:
+            raise SystemExit(f"generate.py: zarr-python disagrees on {rel(path)} [{mode}] {s['selection']}: {problem}")
+
+
+def register_group(path: Path, writer: str, *, consolidated: bool, features: list[str], notes: str | None = None) -> None:
+    meta = json.loads((path / "zarr.json").read_text())
+    children = []
+    for child in sorted(p for p in path.iterdir() if p.is_dir() and (p / "zarr.json").exists()):
+        cm = json.loads((child / "zarr.json").read_text())
+        children.append({"name": child.name, "node_type": cm["node_type"]})
+    # readers: zarr-python opens the group and lists the same members
+    g = zarr.open_group(store=zarr.storage.LocalStore(str(path), read_only=True), mode="r",
+                        use_consolidated=True if "consolidated_metadata" in meta else False)
+    listed = sorted((k, "group" if isinstance(v, zarr.Group) else "array") for k, v in g.members())
+    assert listed == [(c["name"], c["node_type"]) for c in children], (listed, children)
+    assert dict(g.attrs) == meta.get("attributes", {}), (dict(g.attrs), meta.get("attributes"))
+    assert consolidated == ("consolidated_metadata" in meta), (path, consolidated)
+    entry = {
+        "path": rel(path),
+        "node_type": "group",
+        "writer": writer,
+        "attributes": meta.get("attributes", {}),
+        "children": children,
+        "consolidated": "consolidated_metadata" in meta,
+        "features": sorted(set(features)),
+    }
+    if "consolidated_metadata" in meta:
+        entry["consolidated_keys"] = list(meta["consolidated_metadata"]["metadata"].keys())
+    if notes:
+        entry["notes"] = notes
+    MANIFEST_DATA["groups"].append(entry)
+
+
+# =============================================================================================
+# writers
+
+
+def regions_expected(data: np.ndarray, fill, writes) -> np.ndarray:
+    exp = fill_array(data.shape, data.dtype, fill)
+    for w in writes:
+        exp[w] = data[w]
+    return exp
+
+
+FULL = (Ellipsis,)
+
+
+def zp_array(relpath: str, data: np.ndarray, *, fill=0, chunks, writes=(FULL,), features=(), sel_chunk=None,
+             group_store=None, expected_path=None, **kwargs):
+    """Create an array with zarr.create_array and write `writes` regions of `data`."""
+    path = FIXTURES / "zarr-python" / relpath
+    if group_store is None:
+        a = zarr.create_array(store=str(path), shape=data.shape, dtype=data.dtype, chunks=chunks,
+                              fill_value=fill, **kwargs)
+    else:
+        a = group_store.create_array(path.name, shape=data.shape, dtype=data.dtype, chunks=chunks,
+                                     fill_value=fill, **kwargs)
+    for w in writes:
+        a[w] = data[w]
+    exp = regions_expected(data, fill, writes)
+    feats = list(features)
+    if len(writes) != 1 or writes[0] != FULL:
+        feats.append("partially_written")
+    register_array(path, exp, ZP, features=feats, chunk_for_selections=sel_chunk or chunks, expected_path=expected_path)
+    return path
+
+
+def ts_codec_bytes(dtype, endian="little"):
+    if np.dtype(dtype).itemsize == 1:
+        return {"name": "bytes"}
+    return {"name": "bytes", "configuration": {"endian": endian}}
+
+
+def ts_shard(inner, codecs, location="end"):
+    return {
+        "name": "sharding_indexed",
+        "configuration": {
+            "chunk_shape": list(inner),
+            "codecs": codecs,
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+            "index_location": location,
+        },
+    }
+
+
+def ts_array(name: str, data: np.ndarray, *, chunk, codecs, fill_json=None, fill_np=None, writes=(FULL,),
+             cke=None, dims=None, attrs=None, features=(), sel_chunk=None, notes=None,
+             must_read=("zarr", "tensorstore")):
+    path = FIXTURES / "tensorstore" / name
+    if fill_json is None:
+        fill_json = False if data.dtype == np.bool_ else [0, 0] if data.dtype.kind == "c" else 0
+        fill_np = np.zeros((), data.dtype)
+    md = {
+        "shape": list(data.shape),
+        "data_type": np.dtype(data.dtype).name,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunk)}},
+        "chunk_key_encoding": cke or {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": fill_json,
+        "codecs": codecs,
+    }
+    if dims is not None:
+        md["dimension_names"] = dims
+    if attrs is not None:
+        md["attributes"] = attrs
+    spec = {
+        "driver": "zarr3",
+        "kvstore": {"driver": "file", "path": str(path) + "/"},
+        "metadata": md,
+        "create": True,
+        "delete_existing": True,
+    }
+    t = ts.open(spec).result()
+    for w in writes:
+        if data.ndim == 0:
+            t.write(data).result()
+        else:
+            t[w].write(data[w]).result()
+    fill = fill_np if fill_np is not None else np.array(fill_json, dtype=data.dtype)
+    exp = regions_expected(data, fill, writes)
+    feats = list(features)
+    if len(writes) != 1 or writes[0] != FULL:
+        feats.append("partially_written")
+    register_array(path, exp, TS, features=feats, chunk_for_selections=sel_chunk or chunk, notes=notes,
+                   must_read=must_read)
+    return path
+
+
+# =============================================================================================
+# CRC32C (Castagnoli, reflected, poly 0x82F63B78) in pure Python, checked against google-crc32c
+
+
+def _crc32c_table():
+    tbl = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        tbl.append(c)
+    return tbl
+
+
+_CRC_TABLE = _crc32c_table()
+
+
+def crc32c(data: bytes) -> int:
+    c = 0xFFFFFFFF
+    for b in data:
+        c = _CRC_TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+def check_crc(label: str, data: bytes, stated: int) -> None:
+    import google_crc32c
+
+    ours = crc32c(data)
+    theirs = google_crc32c.value(data)
+    ok = ours == stated == theirs
+    MANIFEST_DATA["crc32c_checks"].append(
+        {"what": label, "stated_in_reference": f"0x{stated:08X}", "computed": f"0x{ours:08X}", "ok": ok}
+    )
+    if not ok:
+        raise SystemExit(f"generate.py: CRC32C mismatch for {label}: stated 0x{stated:08X}, "
+                         f"pure-python 0x{ours:08X}, google-crc32c 0x{theirs:08X}")
+
+
+# =============================================================================================
+# catalogue: zarr-python
+
+CORE_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+               "float16", "float32", "float64", "complex64", "complex128"]
+
+
+def gen_zarr_python():
+    # --- every core data type, unsharded, edge chunks (13x7 with 5x4 chunks), default codecs (bytes+zstd)
+    for dt in CORE_DTYPES:
+        data = gen_data(f"zp-dtype-{dt}", dt, (13, 7))
+        zp_array(f"dtype_{dt}", data, chunks=(5, 4), features=["dtype", "edge_chunks", "zstd"])
+    # --- every core data type, sharded (index at end), edge shards
+    for dt in CORE_DTYPES:
+        data = gen_data(f"zp-sharded-{dt}", dt, (10, 7))
+        zp_array(f"sharded_dtype_{dt}", data, chunks=(2, 2), shards=(8, 4),
+                 features=["dtype", "sharded", "index_end", "edge_shards", "edge_chunks_outside_array", "zstd"])
+
+    # --- sharding layouts
+    d = gen_data("zp-shard-end", "uint16", (20, 30))
+    zp_array("sharded_index_end", d, chunks=(4, 4), shards=(8, 12), compressors=None,
+             features=["sharded", "index_end", "edge_shards", "edge_chunks_outside_array"])
+    d = gen_data("zp-shard-start", "int32", (20, 30))
+    zp_array("sharded_index_start", d, chunks=(8, 12), compressors=None, filters=None,
+             serializer=ShardingCodec(chunk_shape=(4, 4), codecs=[BytesCodec(endian="little"), ZstdCodec(level=3)],
+                                      index_location="start"),
+             sel_chunk=(4, 4), features=["sharded", "index_start", "edge_shards", "zstd"])
+    # partially written shards (some inner chunks missing) and missing shards; non-zero fill
+    d = gen_data("zp-shard-partial", "float32", (20, 30))
+    zp_array("sharded_partial", d, fill=np.float32(-1.5), chunks=(4, 4), shards=(8, 8),
+             writes=[(slice(0, 4), slice(0, 4)), (slice(5, 7), slice(9, 14)), (slice(17, 20), slice(25, 30))],
+             features=["sharded", "index_end", "missing_shards", "missing_inner_chunks", "fill_nonzero", "edge_shards"])
+    d = gen_data("zp-shard-partial-start", "int16", (20, 30))
+    zp_array("sharded_partial_index_start", d, fill=np.int16(-7), chunks=(8, 8), compressors=None, filters=None,
+             serializer=ShardingCodec(chunk_shape=(4, 4), codecs=[BytesCodec(endian="little")], index_location="start"),
+             writes=[(slice(0, 4), slice(0, 4)), (slice(9, 11), slice(18, 30))], sel_chunk=(4, 4),
+             features=["sharded", "index_start", "missing_shards", "missing_inner_chunks", "fill_nonzero"])
+    # transpose before sharding (shard shape in transposed frame)
+    # zarr-python validates the inner chunk shape against the *untransposed* shard shape, so a
+    # non-square shard like TensorStore's [8,9] -> inner [3,2] is rejected; use a square shard with
+    # a non-square inner chunk: inner [2,4] in the transposed frame = 4 rows x 2 columns of the array.
+    d = gen_data("zp-shard-transpose", "uint16", (12, 8))
+    zp_array("sharded_transpose", d, chunks=(8, 8), compressors=None, filters=[TransposeCodec(order=[1, 0])],
+             serializer=ShardingCodec(chunk_shape=(2, 4), codecs=[BytesCodec(endian="little")]),
+             sel_chunk=(4, 2), features=["sharded", "transpose", "transpose_before_sharding", "edge_shards"])
+    # nested sharding
+    d = gen_data("zp-nested", "uint16", (16, 16))
+    zp_array("sharded_nested", d, chunks=(8, 8), compressors=None, filters=None,
+             serializer=ShardingCodec(chunk_shape=(4, 4), codecs=[ShardingCodec(chunk_shape=(2, 2))]),
+             sel_chunk=(2, 2), features=["sharded", "nested_sharding"])
+    d = gen_data("zp-nested-partial", "int32", (16, 16))
+    zp_array("sharded_nested_partial", d, fill=np.int32(5), chunks=(8, 8), compressors=None, filters=None,
+             serializer=ShardingCodec(chunk_shape=(4, 4), codecs=[ShardingCodec(chunk_shape=(2, 2))]),
+             writes=[(slice(0, 3), slice(0, 5)), (slice(9, 10), slice(12, 16))], sel_chunk=(2, 2),
+             features=["sharded", "nested_sharding", "missing_shards", "missing_inner_chunks", "fill_nonzero"])
+    # sharded with gzip+crc32c inner codecs and big-endian bytes
+    d = gen_data("zp-shard-gzip-be", "float64", (9, 10))
+    zp_array("sharded_gzip_bigendian", d, chunks=(3, 5), shards=(6, 10), serializer=BytesCodec(endian="big"),
+             compressors=[GzipCodec(level=6), Crc32cCodec()],
+             features=["sharded", "gzip", "crc32c", "big_endian", "edge_shards"])
+
+    # --- missing chunks and fill values (unsharded)
+    d = gen_data("zp-missing", "int16", (17, 9))
+    zp_array("missing_chunks_fill_42", d, fill=np.int16(42), chunks=(4, 4), writes=[(slice(0, 6), slice(2, 7))],
+             features=["missing_chunks", "fill_nonzero", "edge_chunks"])
+    d = gen_data("zp-fill-nan", "float64", (10, 10))
+    zp_array("fill_nan_float64", d, fill=np.float64("nan"), chunks=(4, 4), writes=[(slice(4, 8), slice(0, 4))],
+             features=["missing_chunks", "fill_nan"])
+    d = gen_data("zp-fill-ninf", "float32", (10, 10))
+    zp_array("fill_neg_infinity_float32", d, fill=np.float32("-inf"), chunks=(4, 4),
+             writes=[(slice(0, 3), slice(0, 10))], features=["missing_chunks", "fill_neg_infinity"])
+    d = gen_data("zp-fill-f16nan", "float16", (6, 6))
+    zp_array("fill_nan_float16", d, fill=np.float16("nan"), chunks=(4, 4), writes=[(slice(0, 2), slice(0, 2))],
+             features=["missing_chunks", "fill_nan"])
+    d = gen_data("zp-fill-u64max", "uint64", (9, 5))
+    zp_array("fill_uint64_max", d, fill=np.uint64(U64_MAX), chunks=(4, 4), writes=[(slice(0, 4), slice(0, 4))],
+             features=["missing_chunks", "fill_uint64_max"])
+    d = gen_data("zp-fill-i64min", "int64", (9, 5))
+    zp_array("fill_int64_min", d, fill=np.int64(-(2**63)), chunks=(4, 4), writes=[(slice(4, 9), slice(4, 5))],
+             features=["missing_chunks", "fill_int64_min"])
+    d = gen_data("zp-fill-bool", "bool", (7, 7))
+    zp_array("fill_bool_true", d, fill=np.bool_(True), chunks=(3, 3), writes=[(slice(0, 3), slice(3, 6))],
+             features=["missing_chunks", "fill_nonzero"])
+    d = gen_data("zp-fill-complex", "complex64", (6, 5))
+    zp_array("fill_complex_nan_neginf", d, fill=np.complex64(complex(float("nan"), float("-inf"))), chunks=(3, 3),
+             writes=[(slice(3, 6), slice(0, 3))], features=["missing_chunks", "fill_nan", "fill_neg_infinity"])
+    d = gen_data("zp-never-written", "int32", (5, 4))
+    zp_array("never_written_fill_7", d, fill=np.int32(7), chunks=(2, 2), writes=[],
+             features=["missing_chunks", "fill_nonzero", "no_chunks"])
+
+    # --- chunk key encodings (default "/" is used everywhere else)
+    for cke_name, sep, fname in [("default", ".", "key_default_dot"), ("v2", ".", "key_v2_dot"), ("v2", "/", "key_v2_slash")]:
+        d = gen_data(f"zp-{fname}", "uint8", (7, 5, 3))
+        zp_array(fname, d, chunks=(3, 2, 2), chunk_key_encoding={"name": cke_name, "separator": sep},
+                 features=["chunk_key_encoding", f"key_{cke_name}_{'dot' if sep == '.' else 'slash'}", "edge_chunks"])
+    d = gen_data("zp-key-v2-sharded", "uint8", (10, 10))
+    zp_array("key_v2_dot_sharded", d, chunks=(2, 2), shards=(4, 4), chunk_key_encoding={"name": "v2", "separator": "."},
+             features=["chunk_key_encoding", "key_v2_dot", "sharded", "edge_shards"])
+
+    # --- codecs
+    d = gen_data("zp-transpose-2d", "int32", (11, 6))
+    zp_array("transpose_2d", d, chunks=(4, 4), filters=[TransposeCodec(order=[1, 0])], compressors=None,
+             features=["transpose"])
+    d = gen_data("zp-transpose-3d", "float32", (5, 6, 7))
+    zp_array("transpose_3d", d, chunks=(2, 4, 3), filters=[TransposeCodec(order=[2, 0, 1])], compressors=None,
+             features=["transpose", "transpose_3d"])
+    d = gen_data("zp-bigendian", "int64", (9, 8))
+    zp_array("bytes_big_endian", d, chunks=(4, 4), serializer=BytesCodec(endian="big"), compressors=None,
+             features=["big_endian"])
+    d = gen_data("zp-bigendian-c128", "complex128", (5, 4))
+    zp_array("bytes_big_endian_complex128", d, chunks=(2, 3), serializer=BytesCodec(endian="big"), compressors=None,
+             features=["big_endian"])
+    d = gen_data("zp-gzip", "int32", (12, 12))
+    zp_array("gzip", d, chunks=(5, 5), compressors=[GzipCodec(level=5)], features=["gzip"])
+    d = gen_data("zp-zstd", "uint32", (12, 12))
+    zp_array("zstd_level5_checksum", d, chunks=(5, 5), compressors=[ZstdCodec(level=5, checksum=True)],
+             features=["zstd", "zstd_checksum"])
+    for cname, shuffle in [("lz4", "shuffle"), ("zstd", "bitshuffle"), ("blosclz", "noshuffle"), ("zlib", "shuffle")]:
+        d = gen_data(f"zp-blosc-{cname}-{shuffle}", "float32", (12, 12))
+        kwargs = {"cname": cname, "clevel": 5, "shuffle": shuffle}
+        if shuffle != "noshuffle":
+            kwargs["typesize"] = 4
+        zp_array(f"blosc_{cname}_{shuffle}", d, chunks=(5, 5), compressors=[BloscCodec(**kwargs)], features=["blosc"])
+    d = gen_data("zp-crc32c", "uint16", (10, 10))
+    zp_array("crc32c", d, chunks=(4, 4), compressors=[Crc32cCodec()], features=["crc32c"])
+    d = gen_data("zp-chain", "int16", (6, 10, 4))
+    zp_array("codec_chain_transpose_be_gzip_crc32c", d, chunks=(3, 4, 4), filters=[TransposeCodec(order=[1, 2, 0])],
+             serializer=BytesCodec(endian="big"), compressors=[GzipCodec(level=1), Crc32cCodec()],
+             chunk_key_encoding={"name": "v2", "separator": "/"},
+             features=["transpose", "transpose_3d", "big_endian", "gzip", "crc32c", "key_v2_slash"])
+
+    # --- dimension names and attributes
+    d = gen_data("zp-dimnames", "float64", (6, 5, 4))
+    zp_array("dimension_names_attributes", d, chunks=(3, 3, 3), dimension_names=["t", None, "x"],
+             attributes={"units": "K", "scale": [1.5, 2, None], "nested": {"a": {"b": True}}, "unicode": "µm",
+                         "big": 18446744073709551615},
+             features=["dimension_names", "dimension_name_null", "attributes"])
+
+    # --- rank 0 and zero-length dimensions
+    zp_array("rank0_int32", np.array(-123456, dtype=np.int32), chunks=(), features=["rank0"])
+    zp_array("rank0_float64_unwritten_fill_nan", np.array(1.0), fill=np.float64("nan"), chunks=(), writes=[],
+             features=["rank0", "missing_chunks", "fill_nan"])
+    zp_array("rank0_complex64", np.array(complex(1.5, -2.25), np.complex64), chunks=(), features=["rank0"])
+    zp_array("rank0_sharded_uint8", np.array(200, np.uint8), chunks=(), compressors=None, filters=None,
+             serializer=ShardingCodec(chunk_shape=()), features=["rank0", "sharded"])
+    zp_array("zero_length_dim", np.zeros((0, 5), np.int32), chunks=(2, 2), features=["zero_length_dim"])
+    zp_array("zero_length_dim_sharded", np.zeros((4, 0, 3), np.float32), chunks=(2, 2, 2), shards=(4, 4, 2),
+             features=["zero_length_dim", "sharded"])
+
+    # --- request-count layouts
+    zp_array("reqcount_uint16_64x64_s32_c8_zstd", smooth_u16((64, 64)), chunks=(8, 8), shards=(32, 32),
+             compressors=[ZstdCodec(level=0)], features=["sharded", "request_count", "zstd"])
+    zp_array("reqcount_uint16_2x64_s1x32_c1x8", smooth_u16((2, 64)), chunks=(1, 8), shards=(1, 32),
+             features=["sharded", "request_count"])
+    zp_array("reqcount_uint16_8x8_s4_c2", smooth_u16((8, 8)), chunks=(2, 2), shards=(4, 4), compressors=None,
+             features=["sharded", "request_count"])
+
+    # --- group hierarchy
+    root_path = FIXTURES / "zarr-python" / "hierarchy"
+    expected_root = FIXTURES / "zarr-python" / "hierarchy.expected"
+    root = zarr.open_group(store=str(root_path), mode="w", zarr_format=3,
+                           attributes={"title": "zarrflow hierarchy fixture", "version": 1, "tags": ["a", "b"],
+                                       "nested": {"x": [1, 2, 3]}})
+    g1 = root.create_group("g1", attributes={"level": 1})
+    g2 = g1.create_group("g2", attributes={"level": 2, "unicode": "µm"})
+    g2.create_group("g3_empty")
+    root.create_group("g_empty")
+    zp_array("hierarchy/arr_root", gen_data("zp-h-root", "int32", (10,)), chunks=(4,), group_store=root,
+             expected_path=expected_root / "arr_root.npy", features=["in_group"])
+    zp_array("hierarchy/g1/arr1", gen_data("zp-h-arr1", "float32", (6, 5)), chunks=(4, 4), group_store=g1,
+             expected_path=expected_root / "g1" / "arr1.npy", attributes={"depth": 2}, features=["in_group", "attributes"])
+    zp_array("hierarchy/g1/g2/arr2", gen_data("zp-h-arr2", "uint8", (3, 4, 5)), chunks=(2, 2, 2), shards=(2, 4, 4),
+             group_store=g2, expected_path=expected_root / "g1" / "g2" / "arr2.npy", features=["in_group", "sharded"])
+    for p, feats in [(root_path, ["hierarchy", "root_group", "attributes"]), (root_path / "g1", ["hierarchy"]),
+                     (root_path / "g1" / "g2", ["hierarchy"]), (root_path / "g1" / "g2" / "g3_empty", ["hierarchy", "empty_group"]),
+                     (root_path / "g_empty", ["hierarchy", "empty_group"])]:
+        register_group(p, ZP, consolidated=False, features=feats)
+
+    # --- consolidated metadata
+    cpath = FIXTURES / "zarr-python" / "consolidated"
+    cexp = FIXTURES / "zarr-python" / "consolidated.expected"
+    croot = zarr.open_group(store=str(cpath), mode="w", zarr_format=3, attributes={"consolidated": True})
+    cchild = croot.create_group("child", attributes={"name": "child"})
+    cchild.create_group("grandchild")
+    zp_array("consolidated/a", gen_data("zp-c-a", "int16", (5, 3)), chunks=(2, 2), group_store=croot,
+             expected_path=cexp / "a.npy", features=["in_group", "consolidated"])
+    zp_array("consolidated/child/b", gen_data("zp-c-b", "float64", (4,)), chunks=(3,), shards=(3,),
+             group_store=cchild, expected_path=cexp / "child" / "b.npy", features=["in_group", "consolidated", "sharded"])
+    zarr.consolidate_metadata(str(cpath))
+    cm = json.loads((cpath / "zarr.json").read_text())["consolidated_metadata"]["metadata"]
+    child_block = cm["child"].get("consolidated_metadata", {})
+    note = None
+    if child_block.get("metadata") == {}:
+        note = ("zarr-python 3.4.2 gives the child group's entry an empty nested block "
+                "(consolidated_metadata.metadata == {}); its children appear only as the flattened keys "
+                "'child/b' and 'child/grandchild' of the root's block.")
+    register_group(cpath, ZP, consolidated=True, features=["hierarchy", "consolidated_metadata", "root_group"],
+                   notes=note)
+    # the child's own zarr.json has no consolidated block (its nested block lives in the root's)
+    register_group(cpath / "child", ZP, consolidated=False, features=["hierarchy", "in_consolidated_group"])
+    register_group(cpath / "child" / "grandchild", ZP, consolidated=False, features=["hierarchy", "empty_group"])
+
+    MANIFEST_DATA["not_produced"] += [
+        {"writer": ZP, "case": "r* raw-bits data type",
+         "reason": "zarr-python 3.4.2 writes raw bytes only as the 'raw_bytes' extension type "
+                   "({\"name\":\"raw_bytes\",\"configuration\":{\"length_bytes\":N}}), not the core r<N>; "
+                   "hand-built r16 fixtures are under fixtures/hand-built/"},
+        {"writer": ZP, "case": "transpose before sharding with a non-square shard (e.g. shard [8,9], inner [3,2])",
+         "reason": "zarr-python 3.4.2 checks the inner chunk_shape against the untransposed shard shape and "
+                   "rejects it ('Chunk edge length 8 in dimension 0 is not divisible by the shard's inner chunk "
+                   "size 3'); zarr-python/sharded_transpose uses a square shard instead, tensorstore/sharded_transpose "
+                   "has the [8,9] case"},
+        {"writer": ZP, "case": "non-canonical NaN fill value",
+         "reason": "zarr-python 3.4.2 rejects a \"0x...\" fill_value string when creating and writes every NaN "
+                   "fill as \"NaN\" (payload lost); TensorStore fixtures fill_nan_payload_* cover it"},
+    ]
+
+
+# =============================================================================================
+# catalogue: TensorStore
+
+BL = {"name": "bytes", "configuration": {"endian": "little"}}
+ZSTD = {"name": "zstd", "configuration": {"level": 1, "checksum": False}}
+
+
+def gen_tensorstore():
+    # --- every core data type, sharded (index end), edge shards with inner chunks wholly outside
+    for dt in CORE_DTYPES:
+        data = gen_data(f"ts-sharded-{dt}", dt, (10, 7))
+        ts_array(f"sharded_dtype_{dt}", data, chunk=[8, 8], codecs=[ts_shard([2, 2], [ts_codec_bytes(dt), ZSTD])],
+                 sel_chunk=(2, 2), features=["dtype", "sharded", "index_end", "edge_shards", "edge_chunks_outside_array", "zstd"])
+    # --- a few unsharded dtypes
+    for dt in ["bool", "int64", "uint64", "float16", "complex128"]:
+        data = gen_data(f"ts-dtype-{dt}", dt, (13, 7))
+        ts_array(f"dtype_{dt}", data, chunk=[5, 4], codecs=[ts_codec_bytes(dt)], features=["dtype", "edge_chunks"])
+
+    # --- sharding layouts
+    d = gen_data("ts-shard-start", "int32", (20, 30))
+    ts_array("sharded_index_start", d, chunk=[8, 12], codecs=[ts_shard([4, 4], [BL, ZSTD], "start")], sel_chunk=(4, 4),
+             features=["sharded", "index_start", "edge_shards", "zstd"])
+    d = gen_data("ts-shard-partial", "float32", (20, 30))
+    ts_array("sharded_partial", d, chunk=[8, 8], codecs=[ts_shard([4, 4], [BL])], fill_json=2.5,
+             writes=[(slice(0, 4), slice(0, 4)), (slice(5, 7), slice(9, 14)), (slice(17, 20), slice(25, 30))],
+             sel_chunk=(4, 4),
+             features=["sharded", "index_end", "missing_shards", "missing_inner_chunks", "fill_nonzero", "edge_shards"])
+    d = gen_data("ts-shard-partial-start", "uint16", (20, 30))
+    ts_array("sharded_partial_index_start", d, chunk=[8, 8], codecs=[ts_shard([4, 4], [BL], "start")], fill_json=9,
+             writes=[(slice(0, 4), slice(0, 4)), (slice(9, 11), slice(18, 30))], sel_chunk=(4, 4),
+             features=["sharded", "index_start", "missing_shards", "missing_inner_chunks", "fill_nonzero"])
+    d = gen_data("ts-nested", "uint16", (16, 16))
+    ts_array("sharded_nested", d, chunk=[8, 8], codecs=[ts_shard([4, 4], [ts_shard([2, 2], [BL])])], sel_chunk=(2, 2),
+             features=["sharded", "nested_sharding"])
+    d = gen_data("ts-nested-partial", "int32", (16, 16))
+    ts_array("sharded_nested_partial", d, chunk=[8, 8], codecs=[ts_shard([4, 4], [ts_shard([2, 2], [BL])])], fill_json=5,
+             writes=[(slice(0, 3), slice(0, 5)), (slice(9, 10), slice(12, 16))], sel_chunk=(2, 2),
+             features=["sharded", "nested_sharding", "missing_shards", "missing_inner_chunks", "fill_nonzero"])
+    d = gen_data("ts-shard-blosc", "float32", (12, 10))
+    ts_array("sharded_blosc", d, chunk=[8, 8],
+             codecs=[ts_shard([4, 4], [BL, {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 3,
+                                                                               "shuffle": "bitshuffle", "typesize": 4,
+                                                                               "blocksize": 0}}])],
+             sel_chunk=(4, 4), features=["sharded", "blosc", "edge_shards"])
+    d = gen_data("ts-shard-transpose", "uint16", (8, 9))
+    ts_array("sharded_transpose", d, chunk=[8, 9],
+             codecs=[{"name": "transpose", "configuration": {"order": [1, 0]}}, ts_shard([3, 2], [BL])],
+             sel_chunk=(2, 3), features=["sharded", "transpose", "transpose_before_sharding"],
+             must_read=("tensorstore",),
+             notes="Valid per the sharding spec (inner chunk_shape is in the transposed frame: shard [8,9] -> [9,8], "
+                   "inner [3,2]); zarr-python 3.4.2 refuses to open it (validates against the untransposed shard).")
+    d = gen_data("ts-shard-gzip-be", "float64", (9, 10))
+    ts_array("sharded_gzip_bigendian", d, chunk=[6, 10],
+             codecs=[ts_shard([3, 5], [ts_codec_bytes("float64", "big"), {"name": "gzip", "configuration": {"level": 6}},
+                                       {"name": "crc32c"}])],
+             sel_chunk=(3, 5), features=["sharded", "gzip", "crc32c", "big_endian", "edge_shards"])
+
+    # --- fill values
+    d = gen_data("ts-fill-nanpayload-f32", "float32", (10, 10))
+    ts_array("fill_nan_payload_float32", d, chunk=[4, 4], codecs=[BL], fill_json="0x7fc00001",
+             fill_np=f_bits("float32", 0x7FC00001), writes=[(slice(0, 4), slice(0, 4))],
+             features=["missing_chunks", "fill_nan_payload"])
+    d = gen_data("ts-fill-nanpayload-f64", "float64", (10, 10))
+    ts_array("fill_nan_payload_float64", d, chunk=[4, 4], codecs=[BL], fill_json="0x7ff8000000000001",
+             fill_np=f_bits("float64", 0x7FF8000000000001), writes=[(slice(4, 8), slice(4, 8))],
+             features=["missing_chunks", "fill_nan_payload"])
+    d = gen_data("ts-fill-nanpayload-f16", "float16", (6, 6))
+    ts_array("fill_nan_payload_float16", d, chunk=[4, 4], codecs=[ts_codec_bytes("float16")], fill_json="0xfe01",
+             fill_np=f_bits("float16", 0xFE01), writes=[(slice(0, 2), slice(0, 6))],
+             features=["missing_chunks", "fill_nan_payload", "fill_negative_nan"], must_read=("tensorstore",),
+             notes="zarr-python 3.4.2 reads the fill as 0xfe00 (drops the float16 NaN payload); TensorStore keeps 0xfe01.")
+    d = gen_data("ts-fill-nan", "float64", (10, 10))
+    ts_array("fill_nan_float64", d, chunk=[4, 4], codecs=[BL], fill_json="NaN", fill_np=np.float64("nan"),
+             writes=[(slice(0, 10), slice(0, 3))], features=["missing_chunks", "fill_nan"])
+    d = gen_data("ts-fill-ninf", "float32", (10, 10))
+    ts_array("fill_neg_infinity_float32", d, chunk=[4, 4], codecs=[BL], fill_json="-Infinity",
+             fill_np=np.float32("-inf"), writes=[(slice(2, 5), slice(2, 5))], features=["missing_chunks", "fill_neg_infinity"])
+    d = gen_data("ts-fill-u64max", "uint64", (9, 5))
+    ts_array("fill_uint64_max", d, chunk=[4, 4], codecs=[BL], fill_json=U64_MAX, fill_np=np.uint64(U64_MAX),
+             writes=[(slice(0, 4), slice(0, 4))], features=["missing_chunks", "fill_uint64_max"])
+    d = gen_data("ts-fill-i64min", "int64", (9, 5))
+    ts_array("fill_int64_min", d, chunk=[4, 4], codecs=[BL], fill_json=-(2**63), fill_np=np.int64(-(2**63)),
+             writes=[(slice(4, 9), slice(4, 5))], features=["missing_chunks", "fill_int64_min"])
+    d = gen_data("ts-fill-complex", "complex128", (6, 5))
+    ts_array("fill_complex_inf_nanpayload", d, chunk=[3, 3], codecs=[BL], fill_json=["Infinity", "0x7ff8000000000002"],
+             fill_np=np.array([np.inf, f_bits("float64", 0x7FF8000000000002)], np.float64).view(np.complex128)[0],
+             writes=[(slice(0, 3), slice(0, 3))], features=["missing_chunks", "fill_nan_payload", "fill_infinity"])
+
+    # --- chunk key encodings
+    for cke, fname in [({"name": "default", "configuration": {"separator": "."}}, "key_default_dot"),
+                       ({"name": "v2", "configuration": {"separator": "."}}, "key_v2_dot"),
+                       ({"name": "v2", "configuration": {"separator": "/"}}, "key_v2_slash"),
+                       ({"name": "default"}, "key_default_no_configuration")]:
+        d = gen_data(f"ts-{fname}", "uint8", (7, 5, 3))
+        ts_array(fname, d, chunk=[3, 2, 2], codecs=[{"name": "bytes"}], cke=cke,
+                 features=["chunk_key_encoding", fname, "edge_chunks"])
+
+    # --- codecs
+    d = gen_data("ts-transpose-be-gzip", "int16", (4, 6))
+    ts_array("transpose_bigendian_gzip", d, chunk=[2, 4],
+             codecs=[{"name": "transpose", "configuration": {"order": [1, 0]}}, ts_codec_bytes("int16", "big"),
+                     {"name": "gzip", "configuration": {"level": 5}}],
+             features=["transpose", "big_endian", "gzip"])
+    d = gen_data("ts-transpose-3d", "float32", (5, 6, 7))
+    ts_array("transpose_3d", d, chunk=[2, 4, 3], codecs=[{"name": "transpose", "configuration": {"order": [2, 0, 1]}}, BL],
+             features=["transpose", "transpose_3d"])
+    d = gen_data("ts-blosc", "float32", (12, 12))
+    ts_array("blosc_lz4_shuffle", d, chunk=[5, 5],
+             codecs=[BL, {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle",
+                                                             "typesize": 4, "blocksize": 0}}], features=["blosc"])
+    d = gen_data("ts-zstd-crc", "uint32", (12, 12))
+    ts_array("zstd_crc32c", d, chunk=[5, 5], codecs=[BL, {"name": "zstd", "configuration": {"level": 3, "checksum": True}},
+                                                     {"name": "crc32c"}], features=["zstd", "zstd_checksum", "crc32c"])
+
+    # --- dimension names, attributes
+    d = gen_data("ts-dimnames", "int32", (6, 5))
+    ts_array("dimension_names_attributes", d, chunk=[4, 4], codecs=[BL], dims=["y", None],
+             attrs={"dimension_units": ["2 nm", None], "note": "written by tensorstore"},
+             features=["dimension_names", "dimension_name_null", "attributes"])
+
+    # --- rank 0 / zero-length
+    ts_array("rank0_int8", np.array(-5, np.int8), chunk=[], codecs=[{"name": "bytes"}], fill_json=3, features=["rank0"])
+    ts_array("rank0_float32_unwritten", np.array(1, np.float32), chunk=[], codecs=[BL], fill_json="-Infinity",
+             fill_np=np.float32("-inf"), writes=[], features=["rank0", "missing_chunks", "fill_neg_infinity"])
+    ts_array("zero_length_dim", np.zeros((0, 4), np.int16), chunk=[2, 2], codecs=[BL], features=["zero_length_dim"])
+
+    # --- request-count layouts
+    ts_array("reqcount_uint16_8x8_s4_c2", smooth_u16((8, 8)), chunk=[4, 4], codecs=[ts_shard([2, 2], [BL])],
+             sel_chunk=(2, 2), features=["sharded", "request_count"])
+    ts_array("reqcount_uint16_2x64_s1x32_c1x8", smooth_u16((2, 64)), chunk=[1, 32], codecs=[ts_shard([1, 8], [BL])],
+             sel_chunk=(1, 8), features=["sharded", "request_count"])
+    ts_array("reqcount_uint16_64x64_s32_c8_zstd", smooth_u16((64, 64)), chunk=[32, 32],
+             codecs=[ts_shard([8, 8], [BL, ZSTD])], sel_chunk=(8, 8), features=["sharded", "request_count", "zstd"])
+
+    MANIFEST_DATA["not_produced"] += [
+        {"writer": TS, "case": "r* raw-bits data type",
+         "reason": "tensorstore 0.1.86 aborts the process (CHECK failure 'range size mismatch' in "
+                   "GetEffectiveDomain) when creating a zarr3 array with data_type r8 or r16, and "
+                   "'byte' is not an accepted zarr3 dtype; hand-built r16 fixtures are under fixtures/hand-built/"},
+        {"writer": TS, "case": "groups, group attributes, consolidated metadata",
+         "reason": "the zarr3 driver opens arrays only; it does not create group nodes"},
+    ]
+
+
+# =============================================================================================
+# hand-built: r16 raw bits, the §8.4 shard and its corrupt variants
+
+
+def write_json(path: Path, obj) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj, indent=2) + "\n")
+
+
+def gen_hand_built():
+    base = FIXTURES / "hand-built"
+    # --- r16: raw bits, 2 bytes per element, regular 2x2 chunks, edge chunks padded with fill,
+    # chunk (2, 1) never written (reads as fill [0xAB, 0xCD]). Two spellings of the fill value.
+    shape, chunk = (5, 3), (2, 2)
+    rng = np.random.default_rng(seed_for("hand-r16"))
+    raw = rng.integers(0, 256, size=(5, 3, 2), dtype=np.uint8)
+    fill = bytes([0xAB, 0xCD])
+    expected = np.frombuffer(raw.tobytes(), dtype="V2").reshape(shape).copy()
+    for fill_json, dirname, note in [
+        (list(fill), "raw_bits_r16", "fill_value as an array of N/8 = 2 byte values (spec form; zarrs' reading of N/8)"),
+        ("q80=", "raw_bits_r16_fill_base64", "fill_value as base64 of the 2 bytes (form TensorStore and zarrs accept)"),
+    ]:
+        _write_r16(base / dirname, shape, chunk, raw, fill, fill_json, expected.copy(), note)
+
+
+def _write_r16(path, shape, chunk, raw, fill, fill_json, expected, note):
+    """Write an r16 array by hand; chunk (2, 1) is left out so it reads as the fill value."""
+    meta = {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": list(shape),
+        "data_type": "r16",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunk)}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": fill_json,
+        "codecs": [{"name": "bytes"}],
+        "attributes": {"note": note},
+    }
+    write_json(path / "zarr.json", meta)
+    missing = {(2, 1)}
+    for ci in range(-(-shape[0] // chunk[0])):
+        for cj in range(-(-shape[1] // chunk[1])):
+            if (ci, cj) in missing:
+                expected[ci * 2:(ci + 1) * 2, cj * 2:(cj + 1) * 2] = np.frombuffer(fill, "V2")[0]
+                continue
+            buf = bytearray()
+            for i in range(ci * 2, ci * 2 + 2):
+                for j in range(cj * 2, cj * 2 + 2):
+                    buf += raw[i, j].tobytes() if i < shape[0] and j < shape[1] else fill
+            p = path / "c" / str(ci) / str(cj)
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(bytes(buf))
+    register_array(path, expected, HAND, features=["dtype", "raw_bits", "missing_chunks", "edge_chunks", "fill_nonzero"],
+                   chunk_for_selections=chunk, must_read=(),
+                   notes="Core r<N> type (r16: 2 raw bytes per element, expected .npy dtype |V2); no pinned writer "
+                         "can create one (see not_produced) and neither pinned reader can return its data "
+                         "(see verified_readers).")
+
+
+def gen_spec_shards():
+    base = FIXTURES / "hand-built"
+
+    # --- §8.4: shape [6,6] uint8, shards [4,4], inner [2,2], codecs [bytes], index [bytes LE, crc32c]
+    check_crc("crc32c(b'123456789') check value", b"123456789", 0xE3069283)
+    chunk_data = bytes([44, 45, 54, 55])  # a[4,4], a[4,5], a[5,4], a[5,5]
+    exp = np.zeros((6, 6), np.uint8)
+    exp[4:6, 4:6] = [[44, 45], [54, 55]]
+
+    def index_bytes(entries):
+        return b"".join(struct.pack("<QQ", o, n) for o, n in entries)
+
+    MAXE = (U64_MAX, U64_MAX)
+    idx_end = index_bytes([(0, 4), MAXE, MAXE, MAXE])
+    check_crc("§8.4 index_location end: crc32c of index bytes [4,68)", idx_end, 0x7ADC7A66)
+    idx_start = index_bytes([(68, 4), MAXE, MAXE, MAXE])
+    check_crc("§8.4 index_location start: crc32c of index bytes [0,64)", idx_start, 0xCF4905B2)
+    check_crc("§8.4 all-empty 2x2 index (8 x MAX)", index_bytes([MAXE] * 4), 0x2FCD4E66)
+
+    def shard_meta(location):
+        return {
+            "zarr_format": 3,
+            "node_type": "array",
+            "shape": [6, 6],
+            "data_type": "uint8",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4, 4]}},
+            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+            "fill_value": 0,
+            "codecs": [{"name": "sharding_indexed", "configuration": {
+                "chunk_shape": [2, 2],
+                "codecs": [{"name": "bytes"}],
+                "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+                "index_location": location}}],
+        }
+
+    def shard_end(entries, crc_ok=True):
+        idx = index_bytes(entries)
+        return chunk_data + idx + struct.pack("<I", crc32c(idx))
+
+    def shard_start(entries):
+        idx = index_bytes(entries)
+        return idx + struct.pack("<I", crc32c(idx)) + chunk_data
+
+    good = {"end": shard_end([(0, 4), MAXE, MAXE, MAXE]), "start": shard_start([(68, 4), MAXE, MAXE, MAXE])}
+    assert len(good["end"]) == 72 and good["end"][68:72] == bytes.fromhex("667adc7a"), good["end"].hex()
+    assert good["start"][64:68] == bytes.fromhex("b20549cf"), good["start"].hex()
+    for loc, blob in good.items():
+        path = base / f"spec_8_4_shard_index_{loc}"
+        write_json(path / "zarr.json", shard_meta(loc))
+        (path / "c" / "1").mkdir(parents=True, exist_ok=True)
+        (path / "c" / "1" / "1").write_bytes(blob)
+        register_array(path, exp, HAND, features=["sharded", f"index_{loc}", "edge_shards", "missing_shards",
+                                                  "missing_inner_chunks", "spec_8_4"],
+                       chunk_for_selections=(2, 2),
+                       notes="Reference §8.4: only shard c/1/1 exists (72 bytes); inner chunk (0,0) holds 44,45,54,55.")
+
+    # --- §8.5 corrupt variants, each a full array directory under test-data/corrupt/
+    def corrupt_variants(loc):
+        g = bytearray(good[loc])
+        out = []
+        out.append(("too_short", bytes(g[:67]), "shard_index_too_short",
+                    "object truncated to 67 bytes, shorter than the 68-byte encoded index"))
+        flipped = bytearray(g)
+        flipped[(4 if loc == "end" else 0)] ^= 0x01  # low byte of entry (0,0).offset; CRC not recomputed
+        out.append(("bad_checksum", bytes(flipped), "shard_index_invalid_checksum",
+                    "one index byte flipped (offset of entry (0,0) 0->1 or 68->69); stored CRC unchanged"))
+        mk = shard_end if loc == "end" else shard_start
+        out.append(("entry_out_of_range", mk([(0, 73), MAXE, MAXE, MAXE]), "shard_index_entry_out_of_range",
+                    "entry (0,0) = (offset 0, nbytes 73) ends beyond the 72-byte object; CRC recomputed"))
+        out.append(("single_sentinel", mk([(U64_MAX, 4), MAXE, MAXE, MAXE]), "shard_index_single_sentinel",
+                    "entry (0,0) = (MAX, 4): only one field is the sentinel; CRC recomputed"))
+        out.append(("byte_range_overflow", mk([(2**63, 2**63), MAXE, MAXE, MAXE]), "shard_index_byte_range_overflow",
+                    "entry (0,0) = (2^63, 2^63): offset + nbytes overflows u64 / exceeds i64::MAX; CRC recomputed"))
+        return out
+
+    for loc in ("end", "start"):
+        for case, blob, kind, desc in corrupt_variants(loc):
+            path = CORRUPT / f"spec_8_4_index_{loc}_{case}"
+            write_json(path / "zarr.json", shard_meta(loc))
+            (path / "c" / "1").mkdir(parents=True, exist_ok=True)
+            (path / "c" / "1" / "1").write_bytes(blob)
+            observed, observed_region = {}, {}
+            for r, label in CHECK_READERS.items():
+                ok, msg = check_array.check(str(path), exp, r)
+                observed[label] = "read ok (matches the uncorrupted array)" if ok else short_msg(msg)
+                observed_region[label] = read_region_0_4(path, r)
+            MANIFEST_DATA["corrupt"].append({
+                "path": rel(path),
+                "node_type": "array",
+                "writer": HAND,
+                "data_type": "uint8",
+                "shape": [6, 6],
+                "sharded": True,
+                "index_location": loc,
+                "corrupt_key": "c/1/1",
+                "corrupt_key_size": len(blob),
+                "expected_error": kind,
+                "description": desc,
+                "reads_that_must_fail": ["...", "4:6,4:6", "5,5"],
+                "reads_that_must_succeed": [{"selection": "0:4,0:4", "expected_value": 0,
+                                             "why": "shard c/0/0 is absent: fill value, shard c/1/1 not touched"}],
+                "observed_whole_array_read": observed,
+                "observed_read_0_4_0_4": observed_region,
+            })
+
+
+def read_region_0_4(path: Path, reader: str) -> str:
+    """Read [0:4, 0:4] (only the absent shard c/0/0) and say whether it is all fill (0)."""
+    try:
+        if reader == "zarr":
+            got = np.asarray(check_array.open_zarr(str(path))[0:4, 0:4])
+        else:
+            got = np.asarray(check_array.open_tensorstore(str(path))[0:4, 0:4].read().result())
+    except Exception as e:  # noqa: BLE001
+        return short_msg(f"ERROR {type(e).__name__}: {e}")
+    return "ok (all fill value 0)" if got.shape == (4, 4) and not got.any() else f"MISMATCH {got.tolist()}"
+
+
+# =============================================================================================
+
+
+def generated_files(root: Path) -> dict[str, Path]:
+    out = {}
+    for top in ("fixtures", "corrupt"):
+        for p in sorted((root / top).rglob("*")):
+            if p.is_file():
+                out[p.relative_to(root).as_posix()] = p
+    out["manifest.json"] = root / "manifest.json"
+    return out
+
+
+def generate() -> None:
+    for d in (FIXTURES, CORRUPT):
+        if d.exists():
+            shutil.rmtree(d)
+    FIXTURES.mkdir(parents=True)
+    CORRUPT.mkdir(parents=True)
+    gen_zarr_python()
+    gen_tensorstore()
+    gen_hand_built()
+    gen_spec_shards()
+    MANIFEST.write_text(json.dumps(MANIFEST_DATA, indent=1, ensure_ascii=False) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import tempfile
+
+    ap = argparse.ArgumentParser(description="Generate zarrflow's interop fixtures (see test-data/README.md).")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--check", action="store_true",
+                   help="generate into a scratch directory and compare with the committed files; "
+                        "exit 1 on any difference (nothing in test-data/ is changed)")
+    g.add_argument("--out", type=Path, help="write fixtures/, corrupt/ and manifest.json under OUT instead")
+    args = ap.parse_args(argv)
+
+    if args.check:
+        with tempfile.TemporaryDirectory(prefix="zarrflow-fixtures-") as tmp:
+            set_out(Path(tmp).resolve())
+            generate()
+            new, old = generated_files(OUT), generated_files(HERE)
+            diffs = sorted(k for k in new.keys() | old.keys()
+                           if k not in new or k not in old or new[k].read_bytes() != old[k].read_bytes())
+        for k in diffs[:50]:
+            print(f"generate.py --check: differs: test-data/{k}")
+        if diffs:
+            print(f"generate.py --check: {len(diffs)} files differ from a fresh run; "
+                  "re-run .venv/bin/python test-data/generate.py and commit")
+            return 1
+        print(f"generate.py --check: OK, {len(new)} files identical to a fresh run")
+        return 0
+
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        set_out(args.out.resolve())
+    generate()
+    files = generated_files(OUT)
+    size = sum(p.stat().st_size for p in files.values())
+    print(f"generate.py: {len(MANIFEST_DATA['arrays'])} arrays, {len(MANIFEST_DATA['groups'])} groups, "
+          f"{len(MANIFEST_DATA['corrupt'])} corrupt; wrote {len(files)} files, {size} bytes under {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
