@@ -8,3 +8,4 @@
 #![deny(rustdoc::broken_intra_doc_links)]
 
 pub mod index;
+pub mod store;
