@@ -7,5 +7,7 @@
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 #![deny(rustdoc::broken_intra_doc_links)]
 
+pub mod codec;
 pub mod index;
+pub mod metadata;
 pub mod store;
