@@ -11,3 +11,4 @@ pub mod codec;
 pub mod index;
 pub mod metadata;
 pub mod store;
+pub mod hierarchy;
