@@ -8,7 +8,7 @@
 #![deny(rustdoc::broken_intra_doc_links)]
 
 pub mod codec;
+pub mod hierarchy;
 pub mod index;
 pub mod metadata;
 pub mod store;
-pub mod hierarchy;

@@ -16,7 +16,9 @@ fn nz(s: &[u64]) -> Vec<NonZeroU64> {
 }
 
 fn u16_data(n: usize) -> Vec<u8> {
-    (0..n).flat_map(|i| ((i * 7 % 1000) as u16).to_ne_bytes()).collect()
+    (0..n)
+        .flat_map(|i| ((i * 7 % 1000) as u16).to_ne_bytes())
+        .collect()
 }
 
 fn check(codec_json: Value, shape: &[u64]) {
@@ -37,19 +39,43 @@ fn check(codec_json: Value, shape: &[u64]) {
     // zarrs' own chain decodes what we wrote ...
     let zchain = zarrs::array::CodecChain::from_metadata(&metas).unwrap();
     let opts = CodecOptions::default();
-    let zdec = zchain.decode(Cow::Borrowed(&enc[..]), &nz(shape), &dt, &fv, &opts).unwrap().into_fixed().unwrap();
+    let zdec = zchain
+        .decode(Cow::Borrowed(&enc[..]), &nz(shape), &dt, &fv, &opts)
+        .unwrap()
+        .into_fixed()
+        .unwrap();
     assert_eq!(&zdec[..], &data[..]);
     // ... and we decode what zarrs wrote
-    let zenc = zchain.encode(ArrayBytes::new_flen(Cow::Borrowed(&data[..])), &nz(shape), &dt, &fv, &opts).unwrap();
+    let zenc = zchain
+        .encode(
+            ArrayBytes::new_flen(Cow::Borrowed(&data[..])),
+            &nz(shape),
+            &dt,
+            &fv,
+            &opts,
+        )
+        .unwrap();
     assert_eq!(p.decode(&zenc, shape, &dt, &fv, "c/0/0").unwrap(), data);
 }
 
 #[test]
 fn plain_chains() {
-    check(json!([{"name": "bytes", "configuration": {"endian": "little"}}]), &[8, 8]);
-    check(json!([{"name": "bytes", "configuration": {"endian": "big"}}, {"name": "gzip", "configuration": {"level": 5}}]), &[8, 8]);
-    check(json!([{"name": "transpose", "configuration": {"order": [1, 0]}}, {"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd", "configuration": {"level": 3, "checksum": true}}, {"name": "crc32c"}]), &[5, 7]);
-    check(json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 2, "blocksize": 0}}]), &[16]);
+    check(
+        json!([{"name": "bytes", "configuration": {"endian": "little"}}]),
+        &[8, 8],
+    );
+    check(
+        json!([{"name": "bytes", "configuration": {"endian": "big"}}, {"name": "gzip", "configuration": {"level": 5}}]),
+        &[8, 8],
+    );
+    check(
+        json!([{"name": "transpose", "configuration": {"order": [1, 0]}}, {"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd", "configuration": {"level": 3, "checksum": true}}, {"name": "crc32c"}]),
+        &[5, 7],
+    );
+    check(
+        json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 2, "blocksize": 0}}]),
+        &[16],
+    );
 }
 
 #[test]
@@ -97,7 +123,10 @@ fn transpose_before_sharding_uses_transposed_frame() {
     .unwrap()
     .validate(&[8, 9], &dt)
     .unwrap_err();
-    assert!(matches!(err, CodecError::ShardShapeNotDivisible { .. }), "{err}");
+    assert!(
+        matches!(err, CodecError::ShardShapeNotDivisible { .. }),
+        "{err}"
+    );
 }
 
 #[test]
@@ -113,12 +142,25 @@ fn sharding_with_bytes_to_bytes_after() {
 
 #[test]
 fn unknown_codec_names_the_field() {
-    let err = CodecPipeline::from_metadata(&codecs(json!([{"name": "bytes"}, {"name": "frobnicate", "configuration": {}}]))).unwrap_err();
-    assert!(matches!(err, CodecError::UnsupportedCodec { ref field, .. } if field.contains("codecs[1]") && field.contains("frobnicate")), "{err}");
+    let err = CodecPipeline::from_metadata(&codecs(
+        json!([{"name": "bytes"}, {"name": "frobnicate", "configuration": {}}]),
+    ))
+    .unwrap_err();
+    assert!(
+        matches!(err, CodecError::UnsupportedCodec { ref field, .. } if field.contains("codecs[1]") && field.contains("frobnicate")),
+        "{err}"
+    );
     // optional unknown codecs are skipped
     CodecPipeline::from_metadata(&codecs(json!([{"name": "bytes"}, {"name": "frobnicate", "configuration": {}, "must_understand": false}]))).unwrap();
     // inner chains are named
-    let err = CodecPipeline::from_metadata(&codecs(json!([{"name": "sharding_indexed", "configuration": {"chunk_shape": [2],
-        "codecs": [{"name": "nope"}], "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}]}}]))).unwrap_err();
-    assert!(err.to_string().contains("codecs[0].configuration.codecs[0]"), "{err}");
+    let err = CodecPipeline::from_metadata(&codecs(
+        json!([{"name": "sharding_indexed", "configuration": {"chunk_shape": [2],
+        "codecs": [{"name": "nope"}], "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}]}}]),
+    ))
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("codecs[0].configuration.codecs[0]"),
+        "{err}"
+    );
 }

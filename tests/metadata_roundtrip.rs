@@ -1,7 +1,9 @@
 //! Metadata round trips (read → write → read) on hand-written documents, and bad input.
 
 use serde_json::{Value, json};
-use zarrflow::metadata::{ArrayMetadata, ArraySpec, ChunkKeyEncodingSpec, GroupMetadata, MetadataError, NodeMetadata};
+use zarrflow::metadata::{
+    ArrayMetadata, ArraySpec, ChunkKeyEncodingSpec, GroupMetadata, MetadataError, NodeMetadata,
+};
 
 fn array(dtype: Value, fill: Value) -> Value {
     json!({
@@ -16,11 +18,16 @@ fn array(dtype: Value, fill: Value) -> Value {
 
 /// read → write → read: equal metadata, bit-exact fill value; returns the written value.
 fn round_trip(doc: &Value) -> Value {
-    let a = ArrayMetadata::parse(doc.to_string().as_bytes(), "a/zarr.json").unwrap_or_else(|e| panic!("{doc}: {e}"));
+    let a = ArrayMetadata::parse(doc.to_string().as_bytes(), "a/zarr.json")
+        .unwrap_or_else(|e| panic!("{doc}: {e}"));
     let written = a.to_json();
     let b = ArrayMetadata::parse(&written, "a/zarr.json").unwrap();
     assert_eq!(a.to_value(), b.to_value());
-    assert_eq!(a.fill_value().as_ne_bytes(), b.fill_value().as_ne_bytes(), "{doc}");
+    assert_eq!(
+        a.fill_value().as_ne_bytes(),
+        b.fill_value().as_ne_bytes(),
+        "{doc}"
+    );
     assert_eq!(a.shape(), b.shape());
     assert_eq!(a.data_type().to_string(), b.data_type().to_string());
     let text = String::from_utf8(written).unwrap();
@@ -34,34 +41,111 @@ fn every_core_data_type() {
         (json!("bool"), json!(true), vec![1u8]),
         (json!("int8"), json!(-128), vec![0x80]),
         (json!("int16"), json!(-2), (-2i16).to_ne_bytes().to_vec()),
-        (json!("int32"), json!(2147483647), i32::MAX.to_ne_bytes().to_vec()),
-        (json!("int64"), json!(-9223372036854775808i64), i64::MIN.to_ne_bytes().to_vec()),
-        (json!("int64"), json!(9223372036854775807i64), i64::MAX.to_ne_bytes().to_vec()),
+        (
+            json!("int32"),
+            json!(2147483647),
+            i32::MAX.to_ne_bytes().to_vec(),
+        ),
+        (
+            json!("int64"),
+            json!(-9223372036854775808i64),
+            i64::MIN.to_ne_bytes().to_vec(),
+        ),
+        (
+            json!("int64"),
+            json!(9223372036854775807i64),
+            i64::MAX.to_ne_bytes().to_vec(),
+        ),
         (json!("uint8"), json!(255), vec![255]),
-        (json!("uint16"), json!(65535), u16::MAX.to_ne_bytes().to_vec()),
+        (
+            json!("uint16"),
+            json!(65535),
+            u16::MAX.to_ne_bytes().to_vec(),
+        ),
         (json!("uint32"), json!(7), 7u32.to_ne_bytes().to_vec()),
-        (json!("uint64"), json!(18446744073709551615u64), u64::MAX.to_ne_bytes().to_vec()),
-        (json!("float16"), json!("NaN"), 0x7e00u16.to_ne_bytes().to_vec()),
-        (json!("float16"), json!(1.5), 0x3e00u16.to_ne_bytes().to_vec()),
-        (json!("float32"), json!("NaN"), 0x7fc0_0000u32.to_ne_bytes().to_vec()),
-        (json!("float32"), json!("Infinity"), f32::INFINITY.to_ne_bytes().to_vec()),
-        (json!("float32"), json!("-Infinity"), f32::NEG_INFINITY.to_ne_bytes().to_vec()),
-        (json!("float32"), json!("0x7fc00001"), 0x7fc0_0001u32.to_ne_bytes().to_vec()),
-        (json!("float32"), json!("0xffc00000"), 0xffc0_0000u32.to_ne_bytes().to_vec()),
+        (
+            json!("uint64"),
+            json!(18446744073709551615u64),
+            u64::MAX.to_ne_bytes().to_vec(),
+        ),
+        (
+            json!("float16"),
+            json!("NaN"),
+            0x7e00u16.to_ne_bytes().to_vec(),
+        ),
+        (
+            json!("float16"),
+            json!(1.5),
+            0x3e00u16.to_ne_bytes().to_vec(),
+        ),
+        (
+            json!("float32"),
+            json!("NaN"),
+            0x7fc0_0000u32.to_ne_bytes().to_vec(),
+        ),
+        (
+            json!("float32"),
+            json!("Infinity"),
+            f32::INFINITY.to_ne_bytes().to_vec(),
+        ),
+        (
+            json!("float32"),
+            json!("-Infinity"),
+            f32::NEG_INFINITY.to_ne_bytes().to_vec(),
+        ),
+        (
+            json!("float32"),
+            json!("0x7fc00001"),
+            0x7fc0_0001u32.to_ne_bytes().to_vec(),
+        ),
+        (
+            json!("float32"),
+            json!("0xffc00000"),
+            0xffc0_0000u32.to_ne_bytes().to_vec(),
+        ),
         (json!("float32"), json!(0.1), 0.1f32.to_ne_bytes().to_vec()),
-        (json!("float32"), json!(-0.0), (-0.0f32).to_ne_bytes().to_vec()),
-        (json!("float64"), json!("NaN"), 0x7ff8_0000_0000_0000u64.to_ne_bytes().to_vec()),
-        (json!("float64"), json!("0x7ff0000000000001"), 0x7ff0_0000_0000_0001u64.to_ne_bytes().to_vec()),
-        (json!("float64"), json!(1e300), 1e300f64.to_ne_bytes().to_vec()),
-        (json!("float64"), json!(5e-324), 5e-324f64.to_ne_bytes().to_vec()),
-        (json!("complex64"), json!([1.0, "NaN"]), [1.0f32.to_ne_bytes(), 0x7fc0_0000u32.to_ne_bytes()].concat()),
-        (json!("complex128"), json!(["-Infinity", 2.5]), [f64::NEG_INFINITY.to_ne_bytes(), 2.5f64.to_ne_bytes()].concat()),
+        (
+            json!("float32"),
+            json!(-0.0),
+            (-0.0f32).to_ne_bytes().to_vec(),
+        ),
+        (
+            json!("float64"),
+            json!("NaN"),
+            0x7ff8_0000_0000_0000u64.to_ne_bytes().to_vec(),
+        ),
+        (
+            json!("float64"),
+            json!("0x7ff0000000000001"),
+            0x7ff0_0000_0000_0001u64.to_ne_bytes().to_vec(),
+        ),
+        (
+            json!("float64"),
+            json!(1e300),
+            1e300f64.to_ne_bytes().to_vec(),
+        ),
+        (
+            json!("float64"),
+            json!(5e-324),
+            5e-324f64.to_ne_bytes().to_vec(),
+        ),
+        (
+            json!("complex64"),
+            json!([1.0, "NaN"]),
+            [1.0f32.to_ne_bytes(), 0x7fc0_0000u32.to_ne_bytes()].concat(),
+        ),
+        (
+            json!("complex128"),
+            json!(["-Infinity", 2.5]),
+            [f64::NEG_INFINITY.to_ne_bytes(), 2.5f64.to_ne_bytes()].concat(),
+        ),
         (json!("r8"), json!([7]), vec![7]),
         (json!("r16"), json!([1, 2]), vec![1, 2]),
     ];
     for (dt, fill, bytes) in cases {
         let doc = array(dt.clone(), fill.clone());
-        let a = ArrayMetadata::parse(doc.to_string().as_bytes(), "a/zarr.json").unwrap_or_else(|e| panic!("{dt} {fill}: {e}"));
+        let a = ArrayMetadata::parse(doc.to_string().as_bytes(), "a/zarr.json")
+            .unwrap_or_else(|e| panic!("{dt} {fill}: {e}"));
         assert_eq!(a.fill_value().as_ne_bytes(), &bytes[..], "{dt} {fill}");
         let out = round_trip(&doc);
         // written canonically, the document is unchanged (these inputs are canonical), except
@@ -113,13 +197,22 @@ fn accepted_non_canonical_forms_are_canonicalised() {
         "fill_value": 0, "codecs": ["bytes", {"name": "crc32c", "must_understand": true}]});
     let out = round_trip(&doc);
     assert_eq!(out["data_type"], json!("uint16"));
-    assert_eq!(out["chunk_key_encoding"], json!({"name": "default", "configuration": {"separator": "/"}}));
-    assert_eq!(out["codecs"], json!([{"name": "bytes"}, {"name": "crc32c"}]));
+    assert_eq!(
+        out["chunk_key_encoding"],
+        json!({"name": "default", "configuration": {"separator": "/"}})
+    );
+    assert_eq!(
+        out["codecs"],
+        json!([{"name": "bytes"}, {"name": "crc32c"}])
+    );
     // v2 default separator is "."
     let doc = json!({"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "uint8",
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
         "chunk_key_encoding": {"name": "v2"}, "fill_value": 0, "codecs": [{"name": "bytes"}]});
-    assert_eq!(round_trip(&doc)["chunk_key_encoding"], json!({"name": "v2", "configuration": {"separator": "."}}));
+    assert_eq!(
+        round_trip(&doc)["chunk_key_encoding"],
+        json!({"name": "v2", "configuration": {"separator": "."}})
+    );
     // hex NaN equal to the canonical NaN is written as "NaN", bits unchanged
     let out = round_trip(&array(json!("float32"), json!("0x7fc00000")));
     assert_eq!(out["fill_value"], json!("NaN"));
@@ -132,12 +225,20 @@ fn chunk_keys_all_encodings() {
         if let Some(s) = sep {
             cke["configuration"] = json!({"separator": s});
         }
-        let (shape, chunks) = if rank0 { (json!([]), json!([])) } else { (json!([10, 30, 50]), json!([1, 1, 1])) };
+        let (shape, chunks) = if rank0 {
+            (json!([]), json!([]))
+        } else {
+            (json!([10, 30, 50]), json!([1, 1, 1]))
+        };
         let doc = json!({"zarr_format": 3, "node_type": "array", "shape": shape, "data_type": "uint8",
             "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
             "chunk_key_encoding": cke, "fill_value": 0, "codecs": [{"name": "bytes"}]});
         let a = ArrayMetadata::parse(doc.to_string().as_bytes(), "k").unwrap();
-        if rank0 { a.chunk_key(&[]) } else { a.chunk_key(&[1, 23, 45]) }
+        if rank0 {
+            a.chunk_key(&[])
+        } else {
+            a.chunk_key(&[1, 23, 45])
+        }
     };
     assert_eq!(enc("default", None, false), "c/1/23/45");
     assert_eq!(enc("default", Some("/"), false), "c/1/23/45");
@@ -158,19 +259,27 @@ fn rectilinear_expansion() {
             "chunk_shapes": [4, [1, 2, 3], [[4, 2]], [[1, 3], 3], [4, 4, 4]]}},
         "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]});
     let a = ArrayMetadata::parse(doc.to_string().as_bytes(), "k").unwrap();
-    let zarrflow::metadata::ChunkGridSpec::Rectilinear { edges, .. } = a.chunk_grid() else { panic!() };
+    let zarrflow::metadata::ChunkGridSpec::Rectilinear { edges, .. } = a.chunk_grid() else {
+        panic!()
+    };
     assert_eq!(edges[0], vec![4, 4, 4]);
     assert_eq!(edges[1], vec![1, 2, 3]);
     assert_eq!(edges[2], vec![4, 4]);
     assert_eq!(edges[3], vec![1, 1, 1, 3]);
     assert_eq!(a.chunk_grid().grid_shape(a.shape()), vec![3, 3, 2, 4, 3]);
-    assert_eq!(a.chunk_grid().chunk_shape(&[2, 1, 0, 3, 0]), Some(vec![4, 2, 4, 3, 4]));
+    assert_eq!(
+        a.chunk_grid().chunk_shape(&[2, 1, 0, 3, 0]),
+        Some(vec![4, 2, 4, 3, 4])
+    );
     round_trip(&doc);
     // edges that do not cover the extent
     let mut bad = doc.clone();
     bad["chunk_grid"]["configuration"]["chunk_shapes"][1] = json!([1, 2]);
     let err = ArrayMetadata::parse(bad.to_string().as_bytes(), "k").unwrap_err();
-    assert!(matches!(err, MetadataError::InvalidField { ref field, .. } if field == "chunk_grid.configuration.chunk_shapes[1]"), "{err}");
+    assert!(
+        matches!(err, MetadataError::InvalidField { ref field, .. } if field == "chunk_grid.configuration.chunk_shapes[1]"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -179,7 +288,12 @@ fn groups_and_consolidated_metadata() {
     let m = GroupMetadata::parse(g.to_string().as_bytes(), "zarr.json").unwrap();
     assert_eq!(m.to_value(), g);
     let minimal = json!({"zarr_format": 3, "node_type": "group"});
-    assert_eq!(GroupMetadata::parse(minimal.to_string().as_bytes(), "zarr.json").unwrap().to_value()["attributes"], json!({}));
+    assert_eq!(
+        GroupMetadata::parse(minimal.to_string().as_bytes(), "zarr.json")
+            .unwrap()
+            .to_value()["attributes"],
+        json!({})
+    );
     let a = array(json!("int16"), json!(0));
     let cons = json!({"zarr_format": 3, "node_type": "group", "attributes": {},
         "consolidated_metadata": {"kind": "inline", "must_understand": false, "metadata": {
@@ -191,12 +305,20 @@ fn groups_and_consolidated_metadata() {
     let c = m.consolidated.as_ref().unwrap();
     assert_eq!(c.len(), 3);
     assert!(matches!(c.get("a"), Some(NodeMetadata::Array(_))));
-    assert!(matches!(c.get("child/grandchild"), Some(NodeMetadata::Group(_))));
+    assert!(matches!(
+        c.get("child/grandchild"),
+        Some(NodeMetadata::Group(_))
+    ));
     let again = GroupMetadata::parse(&m.to_json(), "zarr.json").unwrap();
     assert_eq!(again.to_value(), m.to_value());
     // zarr-python <= 3.1.3 wrote null
     let nul = json!({"zarr_format": 3, "node_type": "group", "attributes": {}, "consolidated_metadata": null});
-    assert!(GroupMetadata::parse(nul.to_string().as_bytes(), "zarr.json").unwrap().consolidated.is_none());
+    assert!(
+        GroupMetadata::parse(nul.to_string().as_bytes(), "zarr.json")
+            .unwrap()
+            .consolidated
+            .is_none()
+    );
 }
 
 fn parse_err(doc: &Value) -> MetadataError {
@@ -207,7 +329,10 @@ fn parse_err(doc: &Value) -> MetadataError {
 fn bad_input_typed_errors() {
     // malformed JSON
     let err = ArrayMetadata::parse(b"{\"zarr_format\": 3,", "grp/arr/zarr.json").unwrap_err();
-    assert!(matches!(err, MetadataError::MalformedJson { ref key, .. } if key == "grp/arr/zarr.json"), "{err}");
+    assert!(
+        matches!(err, MetadataError::MalformedJson { ref key, .. } if key == "grp/arr/zarr.json"),
+        "{err}"
+    );
     assert!(err.to_string().contains("grp/arr/zarr.json"));
     let err = ArrayMetadata::parse(b"[1, 2]", "k").unwrap_err();
     assert!(matches!(err, MetadataError::MalformedJson { .. }), "{err}");
@@ -216,7 +341,10 @@ fn bad_input_typed_errors() {
     let mut d = array(json!("uint8"), json!(0));
     d["foo"] = json!(1);
     let err = parse_err(&d);
-    assert!(matches!(err, MetadataError::UnknownField { ref field, ref key } if field == "foo" && key == "grp/arr/zarr.json"), "{err}");
+    assert!(
+        matches!(err, MetadataError::UnknownField { ref field, ref key } if field == "foo" && key == "grp/arr/zarr.json"),
+        "{err}"
+    );
     d["foo"] = json!({"must_understand": true});
     assert!(matches!(parse_err(&d), MetadataError::UnknownField { .. }));
     d["foo"] = json!({"bar": 1});
@@ -229,12 +357,18 @@ fn bad_input_typed_errors() {
         let mut d = array(json!({"name": "uint8"}), json!(0));
         d[f]["must_understand"] = json!(false);
         let err = parse_err(&d);
-        assert!(matches!(err, MetadataError::MustUnderstandNotAllowed { ref field, .. } if field == f), "{f}: {err}");
+        assert!(
+            matches!(err, MetadataError::MustUnderstandNotAllowed { ref field, .. } if field == f),
+            "{f}: {err}"
+        );
     }
 
     // unsupported data type
     let err = parse_err(&array(json!("float128"), json!(0)));
-    assert!(matches!(err, MetadataError::UnsupportedDataType { ref name, .. } if name == "float128"), "{err}");
+    assert!(
+        matches!(err, MetadataError::UnsupportedDataType { ref name, .. } if name == "float128"),
+        "{err}"
+    );
     assert!(err.to_string().contains("data_type"));
 
     // unsupported codec
@@ -242,7 +376,10 @@ fn bad_input_typed_errors() {
     d["codecs"] = json!([{"name": "bytes"}, {"name": "lzma9000"}]);
     let err = parse_err(&d);
     assert!(matches!(err, MetadataError::Codec { .. }), "{err}");
-    assert!(err.to_string().contains("codecs[1]") && err.to_string().contains("lzma9000"), "{err}");
+    assert!(
+        err.to_string().contains("codecs[1]") && err.to_string().contains("lzma9000"),
+        "{err}"
+    );
 
     // shard shape not divisible by inner chunk shape
     let mut d = array(json!("uint8"), json!(0));
@@ -259,47 +396,85 @@ fn bad_input_typed_errors() {
     let mut d = array(json!("uint8"), json!(0));
     d["dimension_names"] = json!(["x"]);
     let err = parse_err(&d);
-    assert!(matches!(err, MetadataError::DimensionNamesRank { expected: 2, got: 1, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            MetadataError::DimensionNamesRank {
+                expected: 2,
+                got: 1,
+                ..
+            }
+        ),
+        "{err}"
+    );
     assert!(err.to_string().contains("dimension_names"));
 
     // invalid fill values
-    for (dt, fill) in [(json!("uint8"), json!(256)), (json!("int64"), json!(1.5)), (json!("bool"), json!(0)), (json!("float32"), json!("nan"))] {
+    for (dt, fill) in [
+        (json!("uint8"), json!(256)),
+        (json!("int64"), json!(1.5)),
+        (json!("bool"), json!(0)),
+        (json!("float32"), json!("nan")),
+    ] {
         let err = parse_err(&array(dt.clone(), fill.clone()));
-        assert!(matches!(err, MetadataError::InvalidFillValue { .. }), "{dt} {fill}: {err}");
+        assert!(
+            matches!(err, MetadataError::InvalidFillValue { .. }),
+            "{dt} {fill}: {err}"
+        );
     }
 
     // missing fields, wrong format, wrong node type
     let mut d = array(json!("uint8"), json!(0));
     d.as_object_mut().unwrap().remove("codecs");
-    assert!(matches!(parse_err(&d), MetadataError::MissingField { ref field, .. } if field == "codecs"));
+    assert!(
+        matches!(parse_err(&d), MetadataError::MissingField { ref field, .. } if field == "codecs")
+    );
     let mut d = array(json!("uint8"), json!(0));
     d["zarr_format"] = json!(2);
-    assert!(matches!(parse_err(&d), MetadataError::UnsupportedZarrFormat { .. }));
+    assert!(matches!(
+        parse_err(&d),
+        MetadataError::UnsupportedZarrFormat { .. }
+    ));
     let mut d = array(json!("uint8"), json!(0));
     d["node_type"] = json!("group");
     assert!(matches!(parse_err(&d), MetadataError::WrongNodeType { .. }));
     let mut d = array(json!("uint8"), json!(0));
     d["shape"] = json!([-1, 2]);
-    assert!(matches!(parse_err(&d), MetadataError::InvalidField { ref field, .. } if field == "shape"));
+    assert!(
+        matches!(parse_err(&d), MetadataError::InvalidField { ref field, .. } if field == "shape")
+    );
 
     // storage transformers
     let mut d = array(json!("uint8"), json!(0));
     d["storage_transformers"] = json!([{"name": "sharding"}]);
-    assert!(matches!(parse_err(&d), MetadataError::UnsupportedStorageTransformer { .. }));
+    assert!(matches!(
+        parse_err(&d),
+        MetadataError::UnsupportedStorageTransformer { .. }
+    ));
     d["storage_transformers"] = json!([]);
     ArrayMetadata::parse(d.to_string().as_bytes(), "k").unwrap();
 
     // chunk grid / key encoding problems
     let mut d = array(json!("uint8"), json!(0));
     d["chunk_grid"] = json!({"name": "regular", "configuration": {"chunk_shape": [2]}});
-    assert!(matches!(parse_err(&d), MetadataError::InvalidField { ref field, .. } if field == "chunk_grid.configuration.chunk_shape"));
+    assert!(
+        matches!(parse_err(&d), MetadataError::InvalidField { ref field, .. } if field == "chunk_grid.configuration.chunk_shape")
+    );
     d["chunk_grid"] = json!({"name": "hexagonal"});
-    assert!(matches!(parse_err(&d), MetadataError::UnsupportedChunkGrid { .. }));
+    assert!(matches!(
+        parse_err(&d),
+        MetadataError::UnsupportedChunkGrid { .. }
+    ));
     let mut d = array(json!("uint8"), json!(0));
     d["chunk_key_encoding"] = json!({"name": "default", "configuration": {"separator": "-"}});
-    assert!(matches!(parse_err(&d), MetadataError::InvalidField { ref field, .. } if field == "chunk_key_encoding.configuration.separator"));
+    assert!(
+        matches!(parse_err(&d), MetadataError::InvalidField { ref field, .. } if field == "chunk_key_encoding.configuration.separator")
+    );
     d["chunk_key_encoding"] = json!({"name": "zarrs.default_suffix"});
-    assert!(matches!(parse_err(&d), MetadataError::UnsupportedChunkKeyEncoding { .. }));
+    assert!(matches!(
+        parse_err(&d),
+        MetadataError::UnsupportedChunkKeyEncoding { .. }
+    ));
 }
 
 #[test]
@@ -313,25 +488,54 @@ fn creation_spec_defaults_and_validation() {
         .build()
         .unwrap();
     let v = a.to_value();
-    assert_eq!(v["codecs"], json!([{"name": "sharding_indexed", "configuration": {"chunk_shape": [10, 20],
+    assert_eq!(
+        v["codecs"],
+        json!([{"name": "sharding_indexed", "configuration": {"chunk_shape": [10, 20],
         "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd", "configuration": {"level": 0, "checksum": false}}],
         "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
-        "index_location": "end"}}]));
+        "index_location": "end"}}])
+    );
     assert_eq!(v["fill_value"], json!(7));
     assert_eq!(v["dimension_names"], json!(["y", null]));
     assert_eq!(a.chunk_key(&[1, 1]), "c/1/1");
     // defaults per type are written out
     let f = ArraySpec::new(vec![3], "float32").build().unwrap();
     assert_eq!(f.to_value()["fill_value"], json!(0.0));
-    let b = ArraySpec::new(vec![3], "bool").chunk_key_encoding(ChunkKeyEncodingSpec::V2 { separator: '/' }).build().unwrap();
+    let b = ArraySpec::new(vec![3], "bool")
+        .chunk_key_encoding(ChunkKeyEncodingSpec::V2 { separator: '/' })
+        .build()
+        .unwrap();
     assert_eq!(b.to_value()["fill_value"], json!(false));
     // validation
-    let err = ArraySpec::new(vec![100], "uint8").shard_shape(vec![50]).inner_chunk_shape(vec![7]).build().unwrap_err();
-    assert!(matches!(err, MetadataError::InvalidSpec { ref field, .. } if field == "inner_chunk_shape"), "{err}");
-    let err = ArraySpec::new(vec![100, 3], "uint8").dimension_names(vec![None]).build().unwrap_err();
-    assert!(matches!(err, MetadataError::InvalidSpec { ref field, .. } if field == "dimension_names"), "{err}");
-    let err = ArraySpec::new(vec![100], "uint8").fill_value(json!(300)).unwrap().build().unwrap_err();
-    assert!(matches!(err, MetadataError::InvalidFillValue { .. }), "{err}");
+    let err = ArraySpec::new(vec![100], "uint8")
+        .shard_shape(vec![50])
+        .inner_chunk_shape(vec![7])
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(err, MetadataError::InvalidSpec { ref field, .. } if field == "inner_chunk_shape"),
+        "{err}"
+    );
+    let err = ArraySpec::new(vec![100, 3], "uint8")
+        .dimension_names(vec![None])
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(err, MetadataError::InvalidSpec { ref field, .. } if field == "dimension_names"),
+        "{err}"
+    );
+    let err = ArraySpec::new(vec![100], "uint8")
+        .fill_value(json!(300))
+        .unwrap()
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(err, MetadataError::InvalidFillValue { .. }),
+        "{err}"
+    );
     let err = ArraySpec::new(vec![100], "nope").build().unwrap_err();
-    assert!(matches!(err, MetadataError::UnsupportedDataType { .. }), "{err}");
+    assert!(
+        matches!(err, MetadataError::UnsupportedDataType { .. }),
+        "{err}"
+    );
 }

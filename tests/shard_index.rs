@@ -2,14 +2,19 @@
 //! variants (§8.5).
 
 use serde_json::json;
-use zarrflow::codec::{CodecError, CodecPipeline, IndexLocation, ShardIndex, ShardIndexCodec, Sharding, ShardingConfig};
+use zarrflow::codec::{
+    CodecError, CodecPipeline, IndexLocation, ShardIndex, ShardIndexCodec, Sharding, ShardingConfig,
+};
 use zarrs::array::FillValue;
 use zarrs::metadata::v3::MetadataV3;
 
 const MAX: u64 = u64::MAX;
 
 fn index_codecs() -> Vec<MetadataV3> {
-    serde_json::from_value(json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}])).unwrap()
+    serde_json::from_value(
+        json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]),
+    )
+    .unwrap()
 }
 
 fn sharding(location: &str) -> Sharding {
@@ -23,7 +28,11 @@ fn sharding(location: &str) -> Sharding {
         }
     }))
     .unwrap();
-    Sharding::new(ShardingConfig::from_metadata(&meta, "codecs[0]").unwrap(), "codecs[0]").unwrap()
+    Sharding::new(
+        ShardingConfig::from_metadata(&meta, "codecs[0]").unwrap(),
+        "codecs[0]",
+    )
+    .unwrap()
 }
 
 /// Reference CRC32C (Castagnoli), bitwise, to re-verify the constants of the reference text.
@@ -32,7 +41,11 @@ fn crc32c(data: &[u8]) -> u32 {
     for &b in data {
         crc ^= b as u32;
         for _ in 0..8 {
-            crc = if crc & 1 != 0 { (crc >> 1) ^ 0x82F6_3B78 } else { crc >> 1 };
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0x82F6_3B78
+            } else {
+                crc >> 1
+            };
         }
     }
     !crc
@@ -83,7 +96,10 @@ fn worked_example_index_at_end_byte_for_byte() {
     let sh = sharding("end");
     let dt = zarrs::array::data_type::uint8();
     let fv = FillValue::from(0u8);
-    let shard = sh.encode_shard(&decoded_shard(), &[4, 4], &dt, &fv).unwrap().unwrap();
+    let shard = sh
+        .encode_shard(&decoded_shard(), &[4, 4], &dt, &fv)
+        .unwrap()
+        .unwrap();
     assert_eq!(shard.len(), 72);
     assert_eq!(shard, expected_end());
     let codec = sh.index_codec(&[4, 4]).unwrap();
@@ -101,7 +117,10 @@ fn worked_example_index_at_start_byte_for_byte() {
     let sh = sharding("start");
     let dt = zarrs::array::data_type::uint8();
     let fv = FillValue::from(0u8);
-    let shard = sh.encode_shard(&decoded_shard(), &[4, 4], &dt, &fv).unwrap().unwrap();
+    let shard = sh
+        .encode_shard(&decoded_shard(), &[4, 4], &dt, &fv)
+        .unwrap()
+        .unwrap();
     assert_eq!(shard, expected_start());
     let back = sh.decode_shard(&shard, &[4, 4], &dt, &fv, "c/1/1").unwrap();
     assert_eq!(back, decoded_shard());
@@ -118,15 +137,23 @@ fn worked_example_through_the_array_codec_pipeline() {
     let p = CodecPipeline::from_metadata(&codecs).unwrap();
     let dt = zarrs::array::data_type::uint8();
     let fv = FillValue::from(0u8);
-    assert_eq!(p.encode(&decoded_shard(), &[4, 4], &dt, &fv).unwrap(), expected_end());
-    assert_eq!(p.decode(&expected_end(), &[4, 4], &dt, &fv, "c/1/1").unwrap(), decoded_shard());
+    assert_eq!(
+        p.encode(&decoded_shard(), &[4, 4], &dt, &fv).unwrap(),
+        expected_end()
+    );
+    assert_eq!(
+        p.decode(&expected_end(), &[4, 4], &dt, &fv, "c/1/1")
+            .unwrap(),
+        decoded_shard()
+    );
     // all-empty shard: elided
     assert_eq!(p.encode_elide(&[0u8; 16], &[4, 4], &dt, &fv).unwrap(), None);
 }
 
 #[test]
 fn empty_index_crc() {
-    let codec = ShardIndexCodec::new(&index_codecs(), &[2, 2], IndexLocation::End, "codecs[0]").unwrap();
+    let codec =
+        ShardIndexCodec::new(&index_codecs(), &[2, 2], IndexLocation::End, "codecs[0]").unwrap();
     let enc = codec.encode(&ShardIndex::new_empty(&[2, 2])).unwrap();
     assert_eq!(&enc[64..], &0x2FCD_4E66u32.to_le_bytes());
 }
@@ -159,17 +186,26 @@ fn with_entries(entries: [u64; 8]) -> Vec<u8> {
 }
 
 fn decode_end(shard: &[u8]) -> Result<ShardIndex, CodecError> {
-    sharding("end").index_codec(&[4, 4]).unwrap().decode_from_shard(shard, "arr/c/1/1")
+    sharding("end")
+        .index_codec(&[4, 4])
+        .unwrap()
+        .decode_from_shard(shard, "arr/c/1/1")
 }
 
 #[test]
 fn corrupt_too_short() {
     let shard = expected_end();
     let err = decode_end(&shard[..67]).unwrap_err();
-    assert!(matches!(err, CodecError::ShardTooShort { ref key, size: 67, index_size: 68 } if key == "arr/c/1/1"), "{err}");
+    assert!(
+        matches!(err, CodecError::ShardTooShort { ref key, size: 67, index_size: 68 } if key == "arr/c/1/1"),
+        "{err}"
+    );
     // a suffix read shorter than the index also counts
     let codec = sharding("end").index_codec(&[4, 4]).unwrap();
-    assert!(matches!(codec.decode(&shard[10..], 62, "k"), Err(CodecError::ShardTooShort { .. })));
+    assert!(matches!(
+        codec.decode(&shard[10..], 62, "k"),
+        Err(CodecError::ShardTooShort { .. })
+    ));
     assert!(err.to_string().contains("arr/c/1/1"));
 }
 
@@ -178,7 +214,10 @@ fn corrupt_checksum() {
     let mut shard = expected_end();
     shard[10] ^= 0x01;
     let err = decode_end(&shard).unwrap_err();
-    assert!(matches!(err, CodecError::ShardIndexChecksum { ref key } if key == "arr/c/1/1"), "{err}");
+    assert!(
+        matches!(err, CodecError::ShardIndexChecksum { ref key } if key == "arr/c/1/1"),
+        "{err}"
+    );
     assert!(err.to_string().contains("checksum"));
 }
 
@@ -194,24 +233,72 @@ fn corrupt_entry_out_of_range() {
 #[test]
 fn corrupt_single_sentinel() {
     let err = decode_end(&with_entries([MAX, 4, MAX, MAX, MAX, MAX, MAX, MAX])).unwrap_err();
-    assert!(matches!(err, CodecError::ShardEntrySingleSentinel { offset: MAX, nbytes: 4, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            CodecError::ShardEntrySingleSentinel {
+                offset: MAX,
+                nbytes: 4,
+                ..
+            }
+        ),
+        "{err}"
+    );
     let err = decode_end(&with_entries([0, 4, 0, MAX, MAX, MAX, MAX, MAX])).unwrap_err();
-    assert!(matches!(err, CodecError::ShardEntrySingleSentinel { ref chunk, .. } if chunk == &[0, 1]), "{err}");
+    assert!(
+        matches!(err, CodecError::ShardEntrySingleSentinel { ref chunk, .. } if chunk == &[0, 1]),
+        "{err}"
+    );
 }
 
 #[test]
 fn corrupt_overflow() {
-    let err = decode_end(&with_entries([1 << 63, 1 << 63, MAX, MAX, MAX, MAX, MAX, MAX])).unwrap_err();
-    assert!(matches!(err, CodecError::ShardEntryOverflow { .. }), "{err}");
+    let err = decode_end(&with_entries([
+        1 << 63,
+        1 << 63,
+        MAX,
+        MAX,
+        MAX,
+        MAX,
+        MAX,
+        MAX,
+    ]))
+    .unwrap_err();
+    assert!(
+        matches!(err, CodecError::ShardEntryOverflow { .. }),
+        "{err}"
+    );
     // no u64 overflow, but beyond i64::MAX
-    let err = decode_end(&with_entries([i64::MAX as u64, 1, MAX, MAX, MAX, MAX, MAX, MAX])).unwrap_err();
-    assert!(matches!(err, CodecError::ShardEntryOverflow { .. }), "{err}");
+    let err = decode_end(&with_entries([
+        i64::MAX as u64,
+        1,
+        MAX,
+        MAX,
+        MAX,
+        MAX,
+        MAX,
+        MAX,
+    ]))
+    .unwrap_err();
+    assert!(
+        matches!(err, CodecError::ShardEntryOverflow { .. }),
+        "{err}"
+    );
 }
 
 #[test]
 fn entry_count_cap() {
-    let err = ShardIndexCodec::new(&index_codecs(), &[1 << 16, 1 << 15], IndexLocation::End, "codecs[0]").unwrap_err();
-    assert!(matches!(err, CodecError::TooManyShardEntries { count, .. } if count == 1 << 31), "{err}");
+    let err = ShardIndexCodec::new(
+        &index_codecs(),
+        &[1 << 16, 1 << 15],
+        IndexLocation::End,
+        "codecs[0]",
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, CodecError::TooManyShardEntries { count, .. } if count == 1 << 31),
+        "{err}"
+    );
     assert!(err.to_string().contains("codecs[0]"));
 }
 
@@ -219,5 +306,8 @@ fn entry_count_cap() {
 fn variable_size_index_codecs_rejected() {
     let codecs: Vec<MetadataV3> = serde_json::from_value(json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": 1}}])).unwrap();
     let err = ShardIndexCodec::new(&codecs, &[2, 2], IndexLocation::End, "codecs[0]").unwrap_err();
-    assert!(matches!(err, CodecError::InvalidConfiguration { ref field, .. } if field.contains("index_codecs")), "{err}");
+    assert!(
+        matches!(err, CodecError::InvalidConfiguration { ref field, .. } if field.contains("index_codecs")),
+        "{err}"
+    );
 }

@@ -3,7 +3,9 @@
 //! Uses both the storage layer ([`crate::store`]) and the format layer
 //! ([`crate::metadata`], [`crate::codec`]).
 
-use crate::metadata::{ArrayMetadata, ArraySpec, GroupMetadata, MetadataError, NodeMetadata, ZARR_JSON};
+use crate::metadata::{
+    ArrayMetadata, ArraySpec, GroupMetadata, MetadataError, NodeMetadata, ZARR_JSON,
+};
 use crate::store::{ObjectVersion, Store, StoreError, StoreKey};
 use bytes::Bytes;
 use serde_json::{Map, Value};
@@ -136,7 +138,12 @@ pub async fn open_node(store: &Store, path: &StoreKey) -> Result<Node, Hierarchy
     })
 }
 
-async fn write_new(store: &Store, key: &StoreKey, json: Vec<u8>, overwrite: bool) -> Result<ObjectVersion, HierarchyError> {
+async fn write_new(
+    store: &Store,
+    key: &StoreKey,
+    json: Vec<u8>,
+    overwrite: bool,
+) -> Result<ObjectVersion, HierarchyError> {
     let bytes = Bytes::from(json);
     if overwrite {
         return Ok(store.put(key, bytes).await?);
@@ -145,7 +152,9 @@ async fn write_new(store: &Store, key: &StoreKey, json: Vec<u8>, overwrite: bool
         Ok(v) => Ok(v),
         Err(StoreError::Unsupported { .. }) => {
             if store.get_opt(key).await?.is_some() {
-                return Err(HierarchyError::AlreadyExists { url: store.url_of(key) });
+                return Err(HierarchyError::AlreadyExists {
+                    url: store.url_of(key),
+                });
             }
             Ok(store.put(key, bytes).await?)
         }
@@ -154,7 +163,12 @@ async fn write_new(store: &Store, key: &StoreKey, json: Vec<u8>, overwrite: bool
 }
 
 /// Write updated metadata: conditional on the version read when the backend supports it.
-async fn write_update(store: &Store, key: &StoreKey, json: Vec<u8>, version: &ObjectVersion) -> Result<ObjectVersion, HierarchyError> {
+async fn write_update(
+    store: &Store,
+    key: &StoreKey,
+    json: Vec<u8>,
+    version: &ObjectVersion,
+) -> Result<ObjectVersion, HierarchyError> {
     let bytes = Bytes::from(json);
     match store.put_if_match(key, bytes.clone(), version).await {
         Ok(v) => Ok(v),
@@ -187,7 +201,12 @@ impl Group {
 
     /// Create a group at `path` (fails with [`HierarchyError::AlreadyExists`] unless
     /// `overwrite`).
-    pub async fn create(store: &Store, path: &StoreKey, attributes: Map<String, Value>, overwrite: bool) -> Result<Self, HierarchyError> {
+    pub async fn create(
+        store: &Store,
+        path: &StoreKey,
+        attributes: Map<String, Value>,
+        overwrite: bool,
+    ) -> Result<Self, HierarchyError> {
         let meta = GroupMetadata::new(attributes);
         let version = write_new(store, &meta_key(path)?, meta.to_json(), overwrite).await?;
         Ok(Group {
@@ -218,7 +237,10 @@ impl Group {
 
     /// Replace the attributes with `f(old)` and write `zarr.json` (conditionally on the version
     /// read, where the backend supports it).
-    pub async fn update_attributes(&mut self, f: impl FnOnce(&mut Map<String, Value>)) -> Result<(), HierarchyError> {
+    pub async fn update_attributes(
+        &mut self,
+        f: impl FnOnce(&mut Map<String, Value>),
+    ) -> Result<(), HierarchyError> {
         let mut meta = self.meta.clone();
         f(&mut meta.attributes);
         let key = meta_key(&self.path)?;
@@ -236,7 +258,9 @@ impl Group {
             if name.starts_with("__") {
                 continue;
             }
-            let Ok(child) = self.path.join(&name) else { continue };
+            let Ok(child) = self.path.join(&name) else {
+                continue;
+            };
             match open_node(&self.store, &child).await {
                 Ok(Node::Array(_)) => out.push((name, NodeKind::Array)),
                 Ok(Node::Group(_)) => out.push((name, NodeKind::Group)),
@@ -253,12 +277,20 @@ impl Group {
     }
 
     /// Create a child group.
-    pub async fn create_group(&self, name: &str, attributes: Map<String, Value>) -> Result<Group, HierarchyError> {
+    pub async fn create_group(
+        &self,
+        name: &str,
+        attributes: Map<String, Value>,
+    ) -> Result<Group, HierarchyError> {
         Group::create(&self.store, &self.child_path(name)?, attributes, false).await
     }
 
     /// Create a child array.
-    pub async fn create_array(&self, name: &str, spec: &ArraySpec) -> Result<ArrayNode, HierarchyError> {
+    pub async fn create_array(
+        &self,
+        name: &str,
+        spec: &ArraySpec,
+    ) -> Result<ArrayNode, HierarchyError> {
         ArrayNode::create(&self.store, &self.child_path(name)?, spec, false).await
     }
 
@@ -293,7 +325,12 @@ impl ArrayNode {
 
     /// Create an array at `path` from `spec` (fails with [`HierarchyError::AlreadyExists`]
     /// unless `overwrite`).
-    pub async fn create(store: &Store, path: &StoreKey, spec: &ArraySpec, overwrite: bool) -> Result<Self, HierarchyError> {
+    pub async fn create(
+        store: &Store,
+        path: &StoreKey,
+        spec: &ArraySpec,
+        overwrite: bool,
+    ) -> Result<Self, HierarchyError> {
         let meta = spec.build()?;
         let version = write_new(store, &meta_key(path)?, meta.to_json(), overwrite).await?;
         Ok(ArrayNode {
@@ -328,7 +365,10 @@ impl ArrayNode {
 
     /// Replace the attributes with `f(old)` and write `zarr.json` (conditionally where
     /// supported).
-    pub async fn update_attributes(&mut self, f: impl FnOnce(&mut Map<String, Value>)) -> Result<(), HierarchyError> {
+    pub async fn update_attributes(
+        &mut self,
+        f: impl FnOnce(&mut Map<String, Value>),
+    ) -> Result<(), HierarchyError> {
         let mut meta = self.meta.clone();
         let mut attrs = meta.attributes().clone();
         f(&mut attrs);
