@@ -71,3 +71,87 @@ pub fn plan_merges(ranges: &[Range<u64>], opts: CoalesceOptions) -> MergePlan {
     }
     MergePlan { requests, slices }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(max_gap: u64, max_request_bytes: u64) -> CoalesceOptions {
+        CoalesceOptions {
+            max_gap,
+            max_request_bytes,
+        }
+    }
+
+    #[test]
+    fn empty_input() {
+        let p = plan_merges(&[], CoalesceOptions::default());
+        assert!(p.requests.is_empty() && p.slices.is_empty());
+    }
+
+    #[test]
+    fn adjacent_ranges_merge() {
+        let p = plan_merges(&[0..4, 4..8, 8..10], opts(0, 100));
+        assert_eq!(p.requests, vec![0..10]);
+        assert_eq!(p.slices, vec![(0, 0), (0, 4), (0, 8)]);
+    }
+
+    #[test]
+    fn gap_threshold_is_inclusive() {
+        // gap of exactly 10 merges, 11 does not
+        assert_eq!(plan_merges(&[0..10, 20..30], opts(10, 100)).requests, vec![0..30]);
+        assert_eq!(plan_merges(&[0..10, 21..30], opts(10, 100)).requests, vec![0..10, 21..30]);
+        // zero gap: only touching or overlapping ranges merge
+        assert_eq!(plan_merges(&[0..10, 11..12], opts(0, 100)).requests.len(), 2);
+    }
+
+    #[test]
+    fn size_cap_splits() {
+        let p = plan_merges(&[0..40, 40..80, 80..120], opts(0, 100));
+        assert_eq!(p.requests, vec![0..80, 80..120]);
+        // a single range above the cap is requested whole
+        assert_eq!(plan_merges(&[0..500], opts(0, 100)).requests, vec![0..500]);
+    }
+
+    #[test]
+    fn unsorted_overlapping_duplicates() {
+        let input = [50..60, 0..10, 5..8, 0..10, 55..70];
+        let p = plan_merges(&input, opts(0, 1000));
+        assert_eq!(p.requests, vec![0..10, 50..70]);
+        assert_eq!(p.slices, vec![(1, 0), (0, 0), (0, 5), (0, 0), (1, 5)]);
+    }
+
+    #[test]
+    fn empty_ranges_need_no_extra_request_inside_others() {
+        let p = plan_merges(&[0..10, 5..5], opts(0, 100));
+        assert_eq!(p.requests, vec![0..10]);
+        assert_eq!(p.slices[1], (0, 5));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn plan_covers_every_range(
+            raw in proptest::collection::vec((0u64..10_000, 0u64..300), 0..40),
+            gap in 0u64..500,
+            cap in 1u64..2_000,
+        ) {
+            let ranges: Vec<Range<u64>> = raw.iter().map(|&(s, l)| s..s + l).collect();
+            let p = plan_merges(&ranges, opts(gap, cap));
+            proptest::prop_assert!(p.requests.len() <= ranges.len());
+            proptest::prop_assert!(p.requests.windows(2).all(|w| w[0].start <= w[1].start));
+            for (r, &(idx, off)) in ranges.iter().zip(&p.slices) {
+                let req = &p.requests[idx];
+                proptest::prop_assert_eq!(req.start + off, r.start);
+                proptest::prop_assert!(r.end <= req.end);
+            }
+            // requests that merged several ranges respect the cap
+            for (i, req) in p.requests.iter().enumerate() {
+                let members = p.slices.iter().filter(|s| s.0 == i).count();
+                if members > 1 {
+                    let widest = ranges.iter().map(|r| r.end - r.start).max().unwrap_or(0);
+                    proptest::prop_assert!(req.end - req.start <= cap.max(widest));
+                }
+            }
+        }
+    }
+}
