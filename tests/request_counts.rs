@@ -5,7 +5,9 @@ use bytes::Bytes;
 use object_store::memory::InMemory;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use zarrflow::store::wrappers::{CountingStore, FaultConfig, FaultStore, RequestKind, with_latency};
+use zarrflow::store::wrappers::{
+    CountingStore, FaultConfig, FaultStore, RequestKind, with_latency,
+};
 use zarrflow::store::{Store, StoreError, StoreKey, StoreOptions};
 
 fn k(s: &str) -> StoreKey {
@@ -14,8 +16,12 @@ fn k(s: &str) -> StoreKey {
 
 async fn setup(opts: StoreOptions) -> (Store, CountingStore<InMemory>) {
     let counting = CountingStore::new(InMemory::new());
-    let store = Store::from_object_store(Arc::new(counting.clone()), "arr", "memory://test", opts).unwrap();
-    store.put(&k("c/0/0"), Bytes::from(vec![7u8; 10_000])).await.unwrap();
+    let store =
+        Store::from_object_store(Arc::new(counting.clone()), "arr", "memory://test", opts).unwrap();
+    store
+        .put(&k("c/0/0"), Bytes::from(vec![7u8; 10_000]))
+        .await
+        .unwrap();
     counting.reset();
     (store, counting)
 }
@@ -25,9 +31,17 @@ async fn adjacent_ranges_coalesce_into_one_request() {
     let (store, counting) = setup(StoreOptions::default().with_coalesce(0, 1 << 20)).await;
     let ranges = vec![0..100, 100..250, 250..400, 400..401];
     let got = store.get_ranges(&k("c/0/0"), &ranges).await.unwrap();
-    assert_eq!(got.iter().map(Bytes::len).collect::<Vec<_>>(), vec![100, 150, 150, 1]);
+    assert_eq!(
+        got.iter().map(Bytes::len).collect::<Vec<_>>(),
+        vec![100, 150, 150, 1]
+    );
     let c = counting.counts();
-    assert_eq!((c.get_range, c.head, c.get, c.total()), (1, 0, 0, 1), "{:?}", counting.log());
+    assert_eq!(
+        (c.get_range, c.head, c.get, c.total()),
+        (1, 0, 0, 1),
+        "{:?}",
+        counting.log()
+    );
     assert_eq!(c.bytes_read, 401);
     assert_eq!(counting.log()[0].path, "arr/c/0/0");
 }
@@ -36,12 +50,18 @@ async fn adjacent_ranges_coalesce_into_one_request() {
 async fn gap_threshold_is_respected() {
     // gap 100: ranges 50 apart merge, ranges 150 apart do not
     let (store, counting) = setup(StoreOptions::default().with_coalesce(100, 1 << 20)).await;
-    store.get_ranges(&k("c/0/0"), &[0..100, 150..200, 350..400]).await.unwrap();
+    store
+        .get_ranges(&k("c/0/0"), &[0..100, 150..200, 350..400])
+        .await
+        .unwrap();
     assert_eq!(counting.counts().get_range, 2, "{:?}", counting.log());
     counting.reset();
     // gap 0 (VirtualiZarr's finding for high-latency HTTP): one request per non-touching range
     let (store, counting) = setup(StoreOptions::default().with_coalesce(0, 1 << 20)).await;
-    store.get_ranges(&k("c/0/0"), &[0..100, 150..200, 350..400]).await.unwrap();
+    store
+        .get_ranges(&k("c/0/0"), &[0..100, 150..200, 350..400])
+        .await
+        .unwrap();
     assert_eq!(counting.counts().get_range, 3);
 }
 
@@ -61,13 +81,25 @@ async fn suffix_read_is_one_request_without_head() {
     assert_eq!(tail.len(), 68);
     let c = counting.counts();
     assert_eq!((c.get_range, c.head), (1, 0));
-    assert!(matches!(counting.log()[0].range, Some(object_store::GetRange::Suffix(68))));
+    assert!(matches!(
+        counting.log()[0].range,
+        Some(object_store::GetRange::Suffix(68))
+    ));
 }
 
 #[tokio::test]
 async fn suffix_fallback_when_refused() {
-    let counting = CountingStore::new(FaultStore::new(InMemory::new(), FaultConfig::default().refuse_suffix(true)));
-    let store = Store::from_object_store(Arc::new(counting.clone()), "", "memory://", StoreOptions::default()).unwrap();
+    let counting = CountingStore::new(FaultStore::new(
+        InMemory::new(),
+        FaultConfig::default().refuse_suffix(true),
+    ));
+    let store = Store::from_object_store(
+        Arc::new(counting.clone()),
+        "",
+        "memory://",
+        StoreOptions::default(),
+    )
+    .unwrap();
     let data: Vec<u8> = (0..200u8).collect();
     store.put(&k("s"), Bytes::from(data.clone())).await.unwrap();
     counting.reset();
@@ -75,8 +107,17 @@ async fn suffix_fallback_when_refused() {
     assert_eq!(&tail[..], &data[132..]);
     let kinds: Vec<_> = counting.log().iter().map(|r| r.kind).collect();
     // refused suffix, then HEAD + bounded range
-    assert_eq!(kinds, vec![RequestKind::GetRange, RequestKind::Head, RequestKind::GetRange]);
-    assert!(matches!(counting.log()[2].range, Some(object_store::GetRange::Bounded(ref r)) if *r == (132..200)));
+    assert_eq!(
+        kinds,
+        vec![
+            RequestKind::GetRange,
+            RequestKind::Head,
+            RequestKind::GetRange
+        ]
+    );
+    assert!(
+        matches!(counting.log()[2].range, Some(object_store::GetRange::Bounded(ref r)) if *r == (132..200))
+    );
     // the refusal is remembered: no more suffix attempts on this store
     counting.reset();
     store.get_suffix(&k("s"), 10).await.unwrap();
@@ -95,7 +136,8 @@ async fn suffix_disabled_by_option() {
 #[tokio::test]
 async fn fail_nth_request() {
     let fault = FaultStore::new(InMemory::new(), FaultConfig::default().fail_nth(3));
-    let store = Store::from_object_store(Arc::new(fault), "", "memory://", StoreOptions::default()).unwrap();
+    let store = Store::from_object_store(Arc::new(fault), "", "memory://", StoreOptions::default())
+        .unwrap();
     store.put(&k("a"), Bytes::from_static(b"1")).await.unwrap();
     store.get(&k("a")).await.unwrap();
     let err = store.get(&k("a")).await.unwrap_err();
@@ -107,8 +149,13 @@ async fn fail_nth_request() {
 #[tokio::test]
 async fn fail_fraction_is_deterministic() {
     async fn pattern(seed: u64) -> Vec<bool> {
-        let fault = FaultStore::new(InMemory::new(), FaultConfig::default().fail_fraction(0.3, seed));
-        let store = Store::from_object_store(Arc::new(fault), "", "memory://", StoreOptions::default()).unwrap();
+        let fault = FaultStore::new(
+            InMemory::new(),
+            FaultConfig::default().fail_fraction(0.3, seed),
+        );
+        let store =
+            Store::from_object_store(Arc::new(fault), "", "memory://", StoreOptions::default())
+                .unwrap();
         let mut out = Vec::new();
         for _ in 0..50 {
             out.push(store.get_opt(&k("x")).await.is_err());
@@ -124,23 +171,59 @@ async fn fail_fraction_is_deterministic() {
 
 #[tokio::test]
 async fn truncated_bodies_are_detected() {
-    let fault = FaultStore::new(InMemory::new(), FaultConfig::default().truncate_bodies_to(10));
-    let store = Store::from_object_store(Arc::new(fault), "", "memory://", StoreOptions::default()).unwrap();
-    store.put(&k("a"), Bytes::from(vec![1u8; 100])).await.unwrap();
+    let fault = FaultStore::new(
+        InMemory::new(),
+        FaultConfig::default().truncate_bodies_to(10),
+    );
+    let store = Store::from_object_store(Arc::new(fault), "", "memory://", StoreOptions::default())
+        .unwrap();
+    store
+        .put(&k("a"), Bytes::from(vec![1u8; 100]))
+        .await
+        .unwrap();
     let err = store.get(&k("a")).await.unwrap_err();
-    assert!(matches!(err, StoreError::ShortRead { expected: 100, got: 10, .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            StoreError::ShortRead {
+                expected: 100,
+                got: 10,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     let err = store.get_range(&k("a"), 0..50).await.unwrap_err();
-    assert!(matches!(err, StoreError::ShortRead { expected: 50, got: 10, .. }), "{err:?}");
-    assert!(err.to_string().contains("memory://a") || err.to_string().contains("memory:///a"), "{err}");
+    assert!(
+        matches!(
+            err,
+            StoreError::ShortRead {
+                expected: 50,
+                got: 10,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("memory://a") || err.to_string().contains("memory:///a"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
 async fn latency_injection_and_bounded_concurrency() {
     let slow = with_latency(InMemory::new(), Duration::from_millis(50));
     let counting = CountingStore::new(slow);
-    let opts = StoreOptions::default().with_coalesce(0, 1 << 20).with_concurrency(4);
-    let store = Store::from_object_store(Arc::new(counting.clone()), "", "memory://", opts).unwrap();
-    store.put(&k("a"), Bytes::from(vec![0u8; 1000])).await.unwrap();
+    let opts = StoreOptions::default()
+        .with_coalesce(0, 1 << 20)
+        .with_concurrency(4);
+    let store =
+        Store::from_object_store(Arc::new(counting.clone()), "", "memory://", opts).unwrap();
+    store
+        .put(&k("a"), Bytes::from(vec![0u8; 1000]))
+        .await
+        .unwrap();
     // 8 separate ranges, 4 at a time: about 2 × 50 ms, far from 8 × 50 ms
     let ranges: Vec<_> = (0..8u64).map(|i| i * 100..i * 100 + 10).collect();
     let t = Instant::now();

@@ -111,7 +111,7 @@ pub enum CodecError {
         key: String,
         /// The zarrs error.
         #[source]
-        source: zarrs::array::CodecError,
+        source: Box<zarrs::array::CodecError>,
     },
     /// A decoded or supplied buffer has the wrong size.
     #[error("{key}: expected {expected} bytes, got {got}")]

@@ -36,7 +36,7 @@ pub(crate) fn codec_err(
     CodecError::Codec {
         operation,
         key: key.to_string(),
-        source: e,
+        source: Box::new(e),
     }
 }
 

@@ -110,6 +110,7 @@ pub enum NodeKind {
 
 /// An opened node.
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)]
 pub enum Node {
     /// An array.
     Array(ArrayNode),

@@ -3,7 +3,7 @@
 use super::{ArrayMetadata, ChunkKeyEncodingSpec, MetadataError};
 use serde_json::{Map, Value, json};
 use zarrs::metadata::v3::{ArrayMetadataV3, MetadataV3};
-use zarrs::metadata::{DimensionName, FillValueMetadata};
+use zarrs::metadata::FillValueMetadata;
 
 /// What to create: shape, data type, chunking, codecs, fill value, names, attributes.
 ///
@@ -230,7 +230,7 @@ impl ArraySpec {
         meta.dimension_names = self
             .dimension_names
             .as_ref()
-            .map(|n| n.iter().map(|s| -> DimensionName { s.clone() }).collect());
+            .map(|n| n.to_vec());
         let am = ArrayMetadata::from_zarrs(meta, Map::new(), "<new array>")?;
         // re-parse the canonical form so that what is returned equals what a reader gets
         ArrayMetadata::parse(&am.to_json(), "<new array>")

@@ -73,6 +73,7 @@ pub fn plan_merges(ranges: &[Range<u64>], opts: CoalesceOptions) -> MergePlan {
 }
 
 #[cfg(test)]
+#[allow(clippy::single_range_in_vec_init)]
 mod tests {
     use super::*;
 
@@ -99,10 +100,19 @@ mod tests {
     #[test]
     fn gap_threshold_is_inclusive() {
         // gap of exactly 10 merges, 11 does not
-        assert_eq!(plan_merges(&[0..10, 20..30], opts(10, 100)).requests, vec![0..30]);
-        assert_eq!(plan_merges(&[0..10, 21..30], opts(10, 100)).requests, vec![0..10, 21..30]);
+        assert_eq!(
+            plan_merges(&[0..10, 20..30], opts(10, 100)).requests,
+            vec![0..30]
+        );
+        assert_eq!(
+            plan_merges(&[0..10, 21..30], opts(10, 100)).requests,
+            vec![0..10, 21..30]
+        );
         // zero gap: only touching or overlapping ranges merge
-        assert_eq!(plan_merges(&[0..10, 11..12], opts(0, 100)).requests.len(), 2);
+        assert_eq!(
+            plan_merges(&[0..10, 11..12], opts(0, 100)).requests.len(),
+            2
+        );
     }
 
     #[test]
