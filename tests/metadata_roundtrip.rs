@@ -539,3 +539,52 @@ fn creation_spec_defaults_and_validation() {
         "{err}"
     );
 }
+
+#[test]
+fn absurd_chunk_sizes_are_errors_not_panics() {
+    let mut d = array(json!("float64"), json!(0));
+    d["shape"] = json!([u64::MAX, u64::MAX]);
+    d["chunk_grid"] = json!({"name": "regular", "configuration": {"chunk_shape": [u64::MAX, 4]}});
+    let err = parse_err(&d);
+    assert!(
+        matches!(err, MetadataError::InvalidField { ref field, .. } if field == "chunk_grid.configuration.chunk_shape"),
+        "{err}"
+    );
+    // too many inner chunks per shard
+    let mut d = array(json!("uint8"), json!(0));
+    d["shape"] = json!([1u64 << 40]);
+    d["chunk_grid"] = json!({"name": "regular", "configuration": {"chunk_shape": [1u64 << 31]}});
+    d["codecs"] = json!([{"name": "sharding_indexed", "configuration": {"chunk_shape": [1],
+        "codecs": [{"name": "bytes"}], "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]}}]);
+    let err = parse_err(&d);
+    assert!(
+        matches!(
+            err,
+            MetadataError::Codec {
+                source: zarrflow::codec::CodecError::TooManyShardEntries { .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn registered_extension_data_types() {
+    let cases = [
+        (json!("string"), json!("")),
+        (json!("string"), json!("fill ü")),
+        (json!("bytes"), json!([1, 2, 3])),
+        (json!({"name": "numpy.datetime64", "configuration": {"unit": "ns", "scale_factor": 1}}), json!("NaT")),
+        (json!({"name": "numpy.timedelta64", "configuration": {"unit": "s", "scale_factor": 10}}), json!(-5)),
+    ];
+    for (dt, fill) in cases {
+        let mut doc = array(dt.clone(), fill.clone());
+        if dt == json!("string") {
+            doc["codecs"] = json!([{"name": "vlen-utf8"}]);
+        } else if dt == json!("bytes") {
+            doc["codecs"] = json!([{"name": "vlen-bytes"}]);
+        }
+        round_trip(&doc);
+    }
+}

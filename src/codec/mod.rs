@@ -128,6 +128,9 @@ impl CodecPipeline {
     /// shard by the inner chunk shape (in the frame after array→array codecs, recursively for
     /// nested sharding), fixed-size index codecs, entry cap.
     pub fn validate(&self, shape: &[u64], data_type: &DataType) -> Result<(), CodecError> {
+        if let Some(elem) = data_type.fixed_size() {
+            sharding::checked_bytes(shape, elem, "chunk shape")?;
+        }
         if let Some(sh) = self.sharding() {
             sharding::fixed_size(data_type, "sharding")?;
             let inner_frame = self.array_to_bytes_shape(shape)?;

@@ -512,7 +512,7 @@ impl Sharding {
         check_size(
             "shard",
             decoded.len(),
-            num_elements(shard_shape) as usize * elem,
+            checked_bytes(shard_shape, elem, "shard")?,
         )?;
         let index_codec = self.index_codec(shard_shape)?;
         let cps = index_codec.chunks_per_shard().to_vec();
@@ -573,6 +573,7 @@ impl Sharding {
         key: &str,
     ) -> Result<Vec<u8>, CodecError> {
         let elem = fixed_size(data_type, "sharding")?;
+        checked_bytes(shard_shape, elem, key)?;
         let index_codec = self.index_codec(shard_shape)?;
         let index = index_codec.decode_from_shard(shard, key)?;
         let cs = &self.config.chunk_shape;
@@ -599,6 +600,21 @@ pub(crate) fn fixed_size(data_type: &DataType, context: &str) -> Result<usize, C
         .ok_or_else(|| CodecError::UnsupportedDataType {
             data_type: data_type.to_string(),
             context: format!("{context} (variable-length types are not supported here)"),
+        })
+}
+
+/// Bytes of a C-order buffer of `shape`, erroring instead of overflowing.
+pub(crate) fn checked_bytes(shape: &[u64], elem: usize, key: &str) -> Result<usize, CodecError> {
+    shape
+        .iter()
+        .try_fold(elem as u64, |acc, &d| acc.checked_mul(d))
+        .filter(|&b| b <= isize::MAX as u64)
+        .map(|b| b as usize)
+        .ok_or_else(|| CodecError::InvalidConfiguration {
+            field: key.to_string(),
+            reason: format!(
+                "a chunk of shape {shape:?} with {elem}-byte elements does not fit in memory"
+            ),
         })
 }
 

@@ -319,7 +319,18 @@ impl ArrayMetadata {
         if let Some(cs) = grid.regular_chunk_shape()
             && !cs.contains(&0)
         {
-            codecs.validate(cs, &data_type).map_err(codec_err)?;
+            codecs.validate(cs, &data_type).map_err(|e| match e {
+                crate::codec::CodecError::InvalidConfiguration { field, reason }
+                    if field == "chunk shape" =>
+                {
+                    MetadataError::InvalidField {
+                        key: key.to_string(),
+                        field: "chunk_grid.configuration.chunk_shape".into(),
+                        reason,
+                    }
+                }
+                e => codec_err(e),
+            })?;
         }
         Ok(ArrayMetadata {
             meta,

@@ -2,8 +2,8 @@
 
 use super::{ArrayMetadata, ChunkKeyEncodingSpec, MetadataError};
 use serde_json::{Map, Value, json};
-use zarrs::metadata::v3::{ArrayMetadataV3, MetadataV3};
 use zarrs::metadata::FillValueMetadata;
+use zarrs::metadata::v3::{ArrayMetadataV3, MetadataV3};
 
 /// What to create: shape, data type, chunking, codecs, fill value, names, attributes.
 ///
@@ -227,10 +227,7 @@ impl ArraySpec {
             .map_err(|e| bad("chunk_key_encoding", e.to_string()))?;
         meta.chunk_key_encoding = cke;
         meta.attributes = self.attributes.clone();
-        meta.dimension_names = self
-            .dimension_names
-            .as_ref()
-            .map(|n| n.to_vec());
+        meta.dimension_names = self.dimension_names.as_ref().map(|n| n.to_vec());
         let am = ArrayMetadata::from_zarrs(meta, Map::new(), "<new array>")?;
         // re-parse the canonical form so that what is returned equals what a reader gets
         ArrayMetadata::parse(&am.to_json(), "<new array>")
