@@ -189,6 +189,20 @@ async fn corrupt_fixtures_give_typed_errors() {
         };
         assert!(ok, "{path}: expected {}, got {err}", c["expected_error"]);
         assert!(err.to_string().contains(ck.as_str()), "{err}");
+        // the same error through a single ranged index read
+        let sharding = meta.codecs().sharding().unwrap();
+        let codec = sharding.index_codec(chunk_shape).unwrap();
+        let err2 = zarrflow::hierarchy::read_shard_index(&store, &ck, &codec)
+            .await
+            .unwrap_err();
+        let zarrflow::hierarchy::HierarchyError::Codec(err2) = err2 else {
+            panic!("{err2}")
+        };
+        assert_eq!(
+            std::mem::discriminant(&err2),
+            std::mem::discriminant(&err),
+            "{path}: {err2} vs {err}"
+        );
         checked += 1;
     }
     eprintln!("{checked} corrupt fixtures checked");

@@ -575,8 +575,14 @@ fn registered_extension_data_types() {
         (json!("string"), json!("")),
         (json!("string"), json!("fill ü")),
         (json!("bytes"), json!([1, 2, 3])),
-        (json!({"name": "numpy.datetime64", "configuration": {"unit": "ns", "scale_factor": 1}}), json!("NaT")),
-        (json!({"name": "numpy.timedelta64", "configuration": {"unit": "s", "scale_factor": 10}}), json!(-5)),
+        (
+            json!({"name": "numpy.datetime64", "configuration": {"unit": "ns", "scale_factor": 1}}),
+            json!("NaT"),
+        ),
+        (
+            json!({"name": "numpy.timedelta64", "configuration": {"unit": "s", "scale_factor": 10}}),
+            json!(-5),
+        ),
     ];
     for (dt, fill) in cases {
         let mut doc = array(dt.clone(), fill.clone());

@@ -78,7 +78,7 @@ async fn size_cap_is_respected() {
 async fn suffix_read_is_one_request_without_head() {
     let (store, counting) = setup(StoreOptions::default()).await;
     let tail = store.get_suffix(&k("c/0/0"), 68).await.unwrap();
-    assert_eq!(tail.len(), 68);
+    assert_eq!((tail.bytes.len(), tail.object_size), (68, 10_000));
     let c = counting.counts();
     assert_eq!((c.get_range, c.head), (1, 0));
     assert!(matches!(
@@ -104,7 +104,8 @@ async fn suffix_fallback_when_refused() {
     store.put(&k("s"), Bytes::from(data.clone())).await.unwrap();
     counting.reset();
     let tail = store.get_suffix(&k("s"), 68).await.unwrap();
-    assert_eq!(&tail[..], &data[132..]);
+    assert_eq!(&tail.bytes[..], &data[132..]);
+    assert_eq!(tail.object_size, 200);
     let kinds: Vec<_> = counting.log().iter().map(|r| r.kind).collect();
     // refused suffix, then HEAD + bounded range
     assert_eq!(

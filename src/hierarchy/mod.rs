@@ -3,6 +3,8 @@
 //! Uses both the storage layer ([`crate::store`]) and the format layer
 //! ([`crate::metadata`], [`crate::codec`]).
 
+use crate::codec::CodecError;
+use crate::codec::{IndexLocation, ShardIndex, ShardIndexCodec};
 use crate::metadata::{
     ArrayMetadata, ArraySpec, GroupMetadata, MetadataError, NodeMetadata, ZARR_JSON,
 };
@@ -53,6 +55,9 @@ pub enum HierarchyError {
     /// Metadata error.
     #[error(transparent)]
     Metadata(#[from] MetadataError),
+    /// Codec error (e.g. a corrupt shard index).
+    #[error(transparent)]
+    Codec(#[from] CodecError),
     /// Storage error.
     #[error(transparent)]
     Store(StoreError),
@@ -379,4 +384,39 @@ impl ArrayNode {
         self.meta = meta;
         Ok(())
     }
+}
+
+/// Read and validate the index of the shard at `key` with one request: a suffix read for an
+/// index at the end, a prefix read for an index at the start. `None` when the shard does not
+/// exist (all its inner chunks read as the fill value).
+pub async fn read_shard_index(
+    store: &Store,
+    key: &StoreKey,
+    codec: &ShardIndexCodec,
+) -> Result<Option<ShardIndex>, HierarchyError> {
+    let n = codec.encoded_size();
+    let read = match codec.location() {
+        IndexLocation::End => store.get_suffix(key, n).await,
+        IndexLocation::Start => store
+            .get_range_with_size(key, 0..n)
+            .await
+            .or_else(|e| match e {
+                // a shard shorter than its index: report it as such
+                StoreError::ShortRead { got, .. } => Ok(crate::store::RangeRead {
+                    bytes: Bytes::new(),
+                    object_size: got,
+                }),
+                e => Err(e),
+            }),
+    };
+    let read = match read {
+        Ok(r) => r,
+        Err(StoreError::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(Some(codec.decode(
+        &read.bytes,
+        read.object_size,
+        key.as_str(),
+    )?))
 }

@@ -114,6 +114,16 @@ pub struct ObjectInfo {
     pub version: ObjectVersion,
 }
 
+/// Bytes of a partial read together with the size of the whole object (from the response's
+/// `Content-Range`, or from HEAD in the suffix fallback), as needed to validate a shard index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RangeRead {
+    /// The bytes read.
+    pub bytes: Bytes,
+    /// Size of the whole object.
+    pub object_size: u64,
+}
+
 /// The content of one directory level.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DirListing {
@@ -372,18 +382,42 @@ impl Store {
         Ok(self.get_inner(key, Some(GetRange::Bounded(range))).await?.0)
     }
 
-    /// Read the last `n` bytes of an object (all of it when it is shorter).
+    /// Read bytes `range` of an object and learn the object's size, in one request.
+    pub async fn get_range_with_size(
+        &self,
+        key: &StoreKey,
+        range: Range<u64>,
+    ) -> Result<RangeRead, StoreError> {
+        self.check_range(key, &range)?;
+        if range.is_empty() {
+            let size = self.head(key).await?.size;
+            return Ok(RangeRead {
+                bytes: Bytes::new(),
+                object_size: size,
+            });
+        }
+        let (bytes, info) = self.get_inner(key, Some(GetRange::Bounded(range))).await?;
+        Ok(RangeRead {
+            bytes,
+            object_size: info.size,
+        })
+    }
+
+    /// Read the last `n` bytes of an object (all of it when it is shorter), with the object's
+    /// size.
     ///
-    /// Issues one suffix request; when the backend refuses suffix ranges (or
+    /// Issues one suffix request (no HEAD); when the backend refuses suffix ranges (or
     /// `suffix_requests` is off) falls back to HEAD + one bounded range, and remembers the
     /// refusal for later calls on this store.
-    pub async fn get_suffix(&self, key: &StoreKey, n: u64) -> Result<Bytes, StoreError> {
-        if n == 0 {
-            return Ok(Bytes::new());
-        }
-        if self.options.suffix_requests && !self.suffix_refused.load(Ordering::Relaxed) {
+    pub async fn get_suffix(&self, key: &StoreKey, n: u64) -> Result<RangeRead, StoreError> {
+        if self.options.suffix_requests && !self.suffix_refused.load(Ordering::Relaxed) && n > 0 {
             match self.get_inner(key, Some(GetRange::Suffix(n))).await {
-                Ok((b, _)) => return Ok(b),
+                Ok((bytes, info)) => {
+                    return Ok(RangeRead {
+                        bytes,
+                        object_size: info.size,
+                    });
+                }
                 Err(StoreError::Backend { .. }) | Err(StoreError::ShortRead { .. }) => {
                     self.suffix_refused.store(true, Ordering::Relaxed);
                 }
@@ -392,7 +426,11 @@ impl Store {
         }
         let size = self.head(key).await?.size;
         let start = size.saturating_sub(n);
-        self.get_range(key, start..size).await
+        let bytes = self.get_range(key, start..size).await?;
+        Ok(RangeRead {
+            bytes,
+            object_size: size,
+        })
     }
 
     /// Read several byte ranges of one object with coalescing.
