@@ -164,3 +164,72 @@ fn unknown_codec_names_the_field() {
         "{err}"
     );
 }
+
+#[test]
+fn assemble_copies_encoded_inner_chunks() {
+    use zarrflow::codec::{Sharding, ShardingConfig};
+    let meta: MetadataV3 = serde_json::from_value(json!({"name": "sharding_indexed", "configuration": {"chunk_shape": [2],
+        "codecs": [{"name": "bytes"}], "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+        "index_location": "start"}}))
+    .unwrap();
+    let sh = Sharding::new(
+        ShardingConfig::from_metadata(&meta, "codecs[0]").unwrap(),
+        "codecs[0]",
+    )
+    .unwrap();
+    let shard = sh
+        .assemble_shard(&[6], &[Some(&[1, 2][..]), None, Some(&[5, 6][..])])
+        .unwrap()
+        .unwrap();
+    let idx = sh.index_codec(&[6]).unwrap();
+    assert_eq!(idx.encoded_size(), 3 * 16 + 4);
+    let index = idx.decode_from_shard(&shard, "k").unwrap();
+    assert_eq!(index.get(0), Some(52..54));
+    assert_eq!(index.get(1), None);
+    assert_eq!(index.get(2), Some(54..56));
+    let dt = zarrs::array::data_type::uint8();
+    let dec = sh
+        .decode_shard(&shard, &[6], &dt, &FillValue::from(9u8), "k")
+        .unwrap();
+    assert_eq!(dec, vec![1, 2, 9, 9, 5, 6]);
+    assert!(
+        sh.assemble_shard(&[6], &[None, None, None])
+            .unwrap()
+            .is_none()
+    );
+    assert!(sh.assemble_shard(&[6], &[None]).is_err());
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(48))]
+    #[test]
+    fn sharded_round_trip_random(
+        cps in proptest::collection::vec(1u64..4, 1..4),
+        inner in proptest::collection::vec(1u64..4, 3),
+        at_start in proptest::bool::ANY,
+        seed in 0u64..1000,
+    ) {
+        let rank = cps.len();
+        let inner: Vec<u64> = inner[..rank].to_vec();
+        let shard: Vec<u64> = cps.iter().zip(&inner).map(|(a, b)| a * b).collect();
+        let metas = codecs(json!([{"name": "sharding_indexed", "configuration": {"chunk_shape": inner,
+            "codecs": [{"name": "bytes", "configuration": {"endian": "big"}}, {"name": "gzip", "configuration": {"level": 1}}],
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+            "index_location": if at_start { "start" } else { "end" }}}]));
+        let p = CodecPipeline::from_metadata(&metas).unwrap();
+        let dt = zarrs::array::data_type::uint16();
+        let fv = FillValue::from(3u16);
+        let n = shard.iter().product::<u64>() as usize;
+        let data: Vec<u8> = (0..n)
+            .flat_map(|i| {
+                let v = if (i as u64 + seed) % 3 == 0 { 3u16 } else { (i as u64 * 31 + seed) as u16 };
+                v.to_ne_bytes()
+            })
+            .collect();
+        let enc = p.encode(&data, &shard, &dt, &fv).unwrap();
+        proptest::prop_assert_eq!(p.decode(&enc, &shard, &dt, &fv, "k").unwrap(), data.clone());
+        let zchain = zarrs::array::CodecChain::from_metadata(&metas).unwrap();
+        let z = zchain.decode(Cow::Borrowed(&enc[..]), &nz(&shard), &dt, &fv, &CodecOptions::default()).unwrap().into_fixed().unwrap();
+        proptest::prop_assert_eq!(&z[..], &data[..]);
+    }
+}

@@ -594,3 +594,27 @@ fn registered_extension_data_types() {
         round_trip(&doc);
     }
 }
+
+#[test]
+fn rectilinear_with_sharding_is_validated_per_edge() {
+    let mk = |chunk_shapes: Value| {
+        json!({"zarr_format": 3, "node_type": "array", "shape": [12, 8], "data_type": "uint8",
+            "chunk_grid": {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": chunk_shapes}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+            "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 4],
+                "codecs": [{"name": "bytes"}], "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]}}]})
+    };
+    ArrayMetadata::parse(mk(json!([[4, 6, 2], 8])).to_string().as_bytes(), "k").unwrap();
+    let err =
+        ArrayMetadata::parse(mk(json!([[4, 5, 3], 8])).to_string().as_bytes(), "k").unwrap_err();
+    assert!(
+        matches!(
+            err,
+            MetadataError::Codec {
+                source: zarrflow::codec::CodecError::ShardShapeNotDivisible { .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
+}

@@ -514,26 +514,50 @@ impl Sharding {
             decoded.len(),
             checked_bytes(shard_shape, elem, "shard")?,
         )?;
+        let cps = self.chunks_per_shard(shard_shape)?;
+        let cs = &self.config.chunk_shape;
+        let mut encoded: Vec<Option<Vec<u8>>> = Vec::new();
+        for i in 0..num_elements(&cps) {
+            let coords = unravel(i, &cps);
+            let start: Vec<u64> = coords.iter().zip(cs).map(|(c, s)| c * s).collect();
+            let chunk = extract_block(decoded, shard_shape, &start, cs, elem);
+            if fill_value.equals_all(&chunk) {
+                encoded.push(None);
+            } else {
+                encoded.push(Some(self.inner.encode(&chunk, cs, data_type, fill_value)?));
+            }
+        }
+        let refs: Vec<Option<&[u8]>> = encoded.iter().map(Option::as_deref).collect();
+        self.assemble_shard(shard_shape, &refs)
+    }
+
+    /// Assemble a shard from already-encoded inner chunks (C order over the inner grid,
+    /// `None` = empty), e.g. for read-modify-write, where untouched inner chunks are copied
+    /// byte for byte. Chunks are laid out compactly in C order; returns `None` when every
+    /// inner chunk is empty (delete the shard instead).
+    pub fn assemble_shard(
+        &self,
+        shard_shape: &[u64],
+        encoded: &[Option<&[u8]>],
+    ) -> Result<Option<Vec<u8>>, CodecError> {
         let index_codec = self.index_codec(shard_shape)?;
         let cps = index_codec.chunks_per_shard().to_vec();
-        let cs = &self.config.chunk_shape;
+        check_size(
+            "encoded inner chunk list",
+            encoded.len(),
+            num_elements(&cps) as usize,
+        )?;
         let mut index = ShardIndex::new_empty(&cps);
         let base = match index_codec.location() {
             IndexLocation::Start => index_codec.encoded_size(),
             IndexLocation::End => 0,
         };
         let mut body: Vec<u8> = Vec::new();
-        for i in 0..num_elements(&cps) {
-            let coords = unravel(i, &cps);
-            let start: Vec<u64> = coords.iter().zip(cs).map(|(c, s)| c * s).collect();
-            let chunk = extract_block(decoded, shard_shape, &start, cs, elem);
-            if fill_value.equals_all(&chunk) {
-                continue;
-            }
-            let enc = self.inner.encode(&chunk, cs, data_type, fill_value)?;
+        for (i, enc) in encoded.iter().enumerate() {
+            let Some(enc) = enc else { continue };
             let off = base + body.len() as u64;
-            index.set(i as usize, Some(off..off + enc.len() as u64));
-            body.extend_from_slice(&enc);
+            index.set(i, Some(off..off + enc.len() as u64));
+            body.extend_from_slice(enc);
         }
         if index.all_empty() {
             return Ok(None);

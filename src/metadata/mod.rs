@@ -332,6 +332,29 @@ impl ArrayMetadata {
                 e => codec_err(e),
             })?;
         }
+        if let ChunkGridSpec::Rectilinear { edges, .. } = &grid
+            && codecs.sharding().is_some()
+        {
+            // every distinct edge of every dimension must suit the sharding codec; the checks
+            // are per dimension, so one shape per distinct-edge rank suffices
+            let distinct: Vec<Vec<u64>> = edges
+                .iter()
+                .map(|e| {
+                    let mut d = e.clone();
+                    d.sort_unstable();
+                    d.dedup();
+                    d
+                })
+                .collect();
+            let rounds = distinct.iter().map(Vec::len).max().unwrap_or(0);
+            for j in 0..rounds {
+                let shape: Vec<u64> = distinct
+                    .iter()
+                    .map(|d| d[j.min(d.len().saturating_sub(1))])
+                    .collect();
+                codecs.validate(&shape, &data_type).map_err(codec_err)?;
+            }
+        }
         Ok(ArrayMetadata {
             meta,
             extra,
