@@ -222,7 +222,7 @@ proptest::proptest! {
         let n = shard.iter().product::<u64>() as usize;
         let data: Vec<u8> = (0..n)
             .flat_map(|i| {
-                let v = if (i as u64 + seed) % 3 == 0 { 3u16 } else { (i as u64 * 31 + seed) as u16 };
+                let v = if (i as u64 + seed).is_multiple_of(3) { 3u16 } else { (i as u64 * 31 + seed) as u16 };
                 v.to_ne_bytes()
             })
             .collect();
