@@ -13,16 +13,18 @@ use zarrflow::store::wrappers::CountingStore;
 use zarrflow::store::{Store, StoreKey, StoreOptions};
 
 async fn upload_dir(dst: &Store, dir: &std::path::Path) -> usize {
+    use futures::StreamExt;
     let files = files_under(dir);
-    for (rel, data) in &files {
-        dst.put(
-            &StoreKey::new(rel.as_str()).unwrap(),
-            Bytes::from(data.clone()),
-        )
-        .await
-        .unwrap();
-    }
-    files.len()
+    let n = files.len();
+    futures::stream::iter(files)
+        .map(|(rel, data)| async move {
+            let key = StoreKey::new(rel.as_str()).unwrap();
+            dst.put(&key, Bytes::from(data)).await.unwrap();
+        })
+        .buffer_unordered(8)
+        .collect::<Vec<_>>()
+        .await;
+    n
 }
 
 /// Build a small local hierarchy with zarrflow itself (used whether or not test-data exists).

@@ -10,6 +10,7 @@ use crate::metadata::{
 };
 use crate::store::{ObjectVersion, Store, StoreError, StoreKey};
 use bytes::Bytes;
+use futures::StreamExt;
 use serde_json::{Map, Value};
 
 /// An error opening, creating or updating a node.
@@ -259,15 +260,21 @@ impl Group {
     /// with `__` are skipped).
     pub async fn children(&self) -> Result<Vec<(String, NodeKind)>, HierarchyError> {
         let listing = self.store.list_dir(&self.path).await?;
+        let candidates: Vec<(String, StoreKey)> = listing
+            .prefixes
+            .into_iter()
+            .filter(|name| !name.starts_with("__"))
+            .filter_map(|name| self.path.join(&name).ok().map(|k| (name, k)))
+            .collect();
+        // open the candidates concurrently (bounded by the store's concurrency option)
+        let opened: Vec<(String, Result<Node, HierarchyError>)> = futures::stream::iter(candidates)
+            .map(|(name, child)| async move { (name, open_node(&self.store, &child).await) })
+            .buffered(self.store.options().concurrency.max(1))
+            .collect()
+            .await;
         let mut out = Vec::new();
-        for name in listing.prefixes {
-            if name.starts_with("__") {
-                continue;
-            }
-            let Ok(child) = self.path.join(&name) else {
-                continue;
-            };
-            match open_node(&self.store, &child).await {
+        for (name, res) in opened {
+            match res {
                 Ok(Node::Array(_)) => out.push((name, NodeKind::Array)),
                 Ok(Node::Group(_)) => out.push((name, NodeKind::Group)),
                 Err(HierarchyError::NotFound { .. }) => {}
