@@ -7,7 +7,11 @@
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 #![deny(rustdoc::broken_intra_doc_links)]
 
+pub mod codec;
+pub mod hierarchy;
 pub mod index;
+pub mod metadata;
+pub mod store;
 
 /// The README's code blocks, compiled and run as doc tests.
 #[doc = include_str!("../README.md")]

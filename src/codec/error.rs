@@ -1,0 +1,134 @@
+//! Errors of the codec layer.
+
+/// An error from the codec layer. Messages name the metadata field or the store key.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CodecError {
+    /// A codec is unknown, or its configuration was rejected.
+    #[error("unsupported or invalid codec at `{field}`: {reason}")]
+    UnsupportedCodec {
+        /// The metadata field, e.g. `codecs[1]`.
+        field: String,
+        /// Why.
+        reason: String,
+    },
+    /// A codec configuration field is invalid.
+    #[error("invalid codec configuration at `{field}`: {reason}")]
+    InvalidConfiguration {
+        /// The metadata field, e.g. `codecs[0].configuration.chunk_shape`.
+        field: String,
+        /// Why.
+        reason: String,
+    },
+    /// The shard shape is not a multiple of the inner chunk shape.
+    #[error(
+        "shard shape {shard_shape:?} is not divisible by the inner chunk shape {chunk_shape:?} at `{field}`"
+    )]
+    ShardShapeNotDivisible {
+        /// The field holding the inner chunk shape.
+        field: String,
+        /// The shard shape as seen by the sharding codec (after array→array codecs).
+        shard_shape: Vec<u64>,
+        /// The inner chunk shape.
+        chunk_shape: Vec<u64>,
+    },
+    /// A shard has more inner chunks than the cap.
+    #[error("`{field}`: a shard of {count} inner chunks exceeds the limit of {max}")]
+    TooManyShardEntries {
+        /// Field (or key) concerned.
+        field: String,
+        /// Number of inner chunks.
+        count: u64,
+        /// The cap.
+        max: u64,
+    },
+    /// The shard object is shorter than its encoded index.
+    #[error("shard {key} is too short: {size} bytes, smaller than its {index_size}-byte index")]
+    ShardTooShort {
+        /// Store key of the shard.
+        key: String,
+        /// Object size.
+        size: u64,
+        /// Encoded index size.
+        index_size: u64,
+    },
+    /// The shard index checksum does not match.
+    #[error("shard {key}: the shard index checksum is invalid")]
+    ShardIndexChecksum {
+        /// Store key of the shard.
+        key: String,
+    },
+    /// An index entry's `offset + nbytes` overflows or exceeds `i64::MAX`.
+    #[error(
+        "shard {key}: index entry {chunk:?} byte range overflows (offset {offset}, nbytes {nbytes})"
+    )]
+    ShardEntryOverflow {
+        /// Store key of the shard.
+        key: String,
+        /// Inner chunk coordinates.
+        chunk: Vec<u64>,
+        /// Entry offset.
+        offset: u64,
+        /// Entry length.
+        nbytes: u64,
+    },
+    /// An index entry ends beyond the end of the shard object.
+    #[error(
+        "shard {key}: index entry {chunk:?} (offset {offset}, nbytes {nbytes}) lies beyond the object end ({shard_size} bytes)"
+    )]
+    ShardEntryOutOfRange {
+        /// Store key of the shard.
+        key: String,
+        /// Inner chunk coordinates.
+        chunk: Vec<u64>,
+        /// Entry offset.
+        offset: u64,
+        /// Entry length.
+        nbytes: u64,
+        /// Object size.
+        shard_size: u64,
+    },
+    /// Exactly one of offset/nbytes is the `u64::MAX` sentinel.
+    #[error(
+        "shard {key}: index entry {chunk:?} is corrupt: exactly one of offset ({offset}) / nbytes ({nbytes}) is the empty sentinel"
+    )]
+    ShardEntrySingleSentinel {
+        /// Store key of the shard.
+        key: String,
+        /// Inner chunk coordinates.
+        chunk: Vec<u64>,
+        /// Entry offset.
+        offset: u64,
+        /// Entry length.
+        nbytes: u64,
+    },
+    /// Encoding or decoding through a zarrs codec failed.
+    #[error("{operation} of {key} failed: {source}")]
+    Codec {
+        /// `encode` or `decode`.
+        operation: &'static str,
+        /// Store key (or description) of the chunk.
+        key: String,
+        /// The zarrs error.
+        #[source]
+        source: Box<zarrs::array::CodecError>,
+    },
+    /// A decoded or supplied buffer has the wrong size.
+    #[error("{key}: expected {expected} bytes, got {got}")]
+    WrongSize {
+        /// Store key (or description) of the chunk.
+        key: String,
+        /// Expected bytes.
+        expected: u64,
+        /// Received bytes.
+        got: u64,
+    },
+    /// The data type is not supported by this operation (e.g. variable-length inside a shard).
+    #[error("unsupported data type {data_type} for {context}")]
+    UnsupportedDataType {
+        /// The data type.
+        data_type: String,
+        /// What was attempted.
+        context: String,
+    },
+}

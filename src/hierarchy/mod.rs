@@ -1,0 +1,429 @@
+//! Hierarchy: opening and creating groups and arrays, listing children, attributes.
+//!
+//! Uses both the storage layer ([`crate::store`]) and the format layer
+//! ([`crate::metadata`], [`crate::codec`]).
+
+use crate::codec::CodecError;
+use crate::codec::{IndexLocation, ShardIndex, ShardIndexCodec};
+use crate::metadata::{
+    ArrayMetadata, ArraySpec, GroupMetadata, MetadataError, NodeMetadata, ZARR_JSON,
+};
+use crate::store::{ObjectVersion, Store, StoreError, StoreKey};
+use bytes::Bytes;
+use futures::StreamExt;
+use serde_json::{Map, Value};
+
+/// An error opening, creating or updating a node.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HierarchyError {
+    /// No `zarr.json` at the node path.
+    #[error("node not found: {url} does not exist")]
+    NotFound {
+        /// URL of the missing `zarr.json`.
+        url: String,
+    },
+    /// The node is a group where an array was expected, or vice versa.
+    #[error("{url}: expected {expected}, found {found}")]
+    WrongNodeType {
+        /// URL of the `zarr.json`.
+        url: String,
+        /// Expected node type.
+        expected: &'static str,
+        /// Found node type.
+        found: &'static str,
+    },
+    /// A node already exists where one is being created.
+    #[error("a node already exists at {url}")]
+    AlreadyExists {
+        /// URL of the existing `zarr.json`.
+        url: String,
+    },
+    /// A node name is invalid.
+    #[error("invalid node name `{name}`: {reason}")]
+    InvalidName {
+        /// The name.
+        name: String,
+        /// Why.
+        reason: &'static str,
+    },
+    /// The metadata changed concurrently during an update; re-open and retry.
+    #[error("concurrent update of {url}; re-open and retry")]
+    ConcurrentUpdate {
+        /// URL of the `zarr.json`.
+        url: String,
+    },
+    /// Metadata error.
+    #[error(transparent)]
+    Metadata(#[from] MetadataError),
+    /// Codec error (e.g. a corrupt shard index).
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    /// Storage error.
+    #[error(transparent)]
+    Store(StoreError),
+}
+
+impl From<StoreError> for HierarchyError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound { url } => HierarchyError::NotFound { url },
+            StoreError::AlreadyExists { url } => HierarchyError::AlreadyExists { url },
+            StoreError::Precondition { url } => HierarchyError::ConcurrentUpdate { url },
+            e => HierarchyError::Store(e),
+        }
+    }
+}
+
+/// Validate a node name (spec §"Node names").
+pub fn validate_name(name: &str) -> Result<(), HierarchyError> {
+    let bad = |reason| {
+        Err(HierarchyError::InvalidName {
+            name: name.to_string(),
+            reason,
+        })
+    };
+    if name.is_empty() {
+        return bad("empty");
+    }
+    if name.contains('/') {
+        return bad("contains `/`");
+    }
+    if name.chars().all(|c| c == '.') {
+        return bad("consists only of periods");
+    }
+    if name.starts_with("__") {
+        return bad("starts with `__` (reserved)");
+    }
+    if name == ZARR_JSON {
+        return bad("equals `zarr.json`");
+    }
+    Ok(())
+}
+
+fn meta_key(path: &StoreKey) -> Result<StoreKey, HierarchyError> {
+    Ok(path.join(ZARR_JSON)?)
+}
+
+/// Node kind, as found when listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeKind {
+    /// An array.
+    Array,
+    /// A group.
+    Group,
+}
+
+/// An opened node.
+#[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)]
+pub enum Node {
+    /// An array.
+    Array(ArrayNode),
+    /// A group.
+    Group(Group),
+}
+
+/// Open the node at `path` (root: [`StoreKey::root`]).
+pub async fn open_node(store: &Store, path: &StoreKey) -> Result<Node, HierarchyError> {
+    let key = meta_key(path)?;
+    let (bytes, version) = store.get_with_version(&key).await?;
+    let url = store.url_of(&key);
+    Ok(match NodeMetadata::parse(&bytes, &url)? {
+        NodeMetadata::Array(meta) => Node::Array(ArrayNode {
+            store: store.clone(),
+            path: path.clone(),
+            meta: *meta,
+            version,
+        }),
+        NodeMetadata::Group(meta) => Node::Group(Group {
+            store: store.clone(),
+            path: path.clone(),
+            meta,
+            version,
+        }),
+    })
+}
+
+async fn write_new(
+    store: &Store,
+    key: &StoreKey,
+    json: Vec<u8>,
+    overwrite: bool,
+) -> Result<ObjectVersion, HierarchyError> {
+    let bytes = Bytes::from(json);
+    if overwrite {
+        return Ok(store.put(key, bytes).await?);
+    }
+    match store.put_if_absent(key, bytes.clone()).await {
+        Ok(v) => Ok(v),
+        Err(StoreError::Unsupported { .. }) => {
+            if store.get_opt(key).await?.is_some() {
+                return Err(HierarchyError::AlreadyExists {
+                    url: store.url_of(key),
+                });
+            }
+            Ok(store.put(key, bytes).await?)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Write updated metadata: conditional on the version read when the backend supports it.
+async fn write_update(
+    store: &Store,
+    key: &StoreKey,
+    json: Vec<u8>,
+    version: &ObjectVersion,
+) -> Result<ObjectVersion, HierarchyError> {
+    let bytes = Bytes::from(json);
+    match store.put_if_match(key, bytes.clone(), version).await {
+        Ok(v) => Ok(v),
+        Err(StoreError::Unsupported { .. }) => Ok(store.put(key, bytes).await?),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// An opened group.
+#[derive(Debug, Clone)]
+pub struct Group {
+    store: Store,
+    path: StoreKey,
+    meta: GroupMetadata,
+    version: ObjectVersion,
+}
+
+impl Group {
+    /// Open the group at `path`.
+    pub async fn open(store: &Store, path: &StoreKey) -> Result<Self, HierarchyError> {
+        match open_node(store, path).await? {
+            Node::Group(g) => Ok(g),
+            Node::Array(a) => Err(HierarchyError::WrongNodeType {
+                url: store.url_of(&meta_key(&a.path)?),
+                expected: "a group",
+                found: "an array",
+            }),
+        }
+    }
+
+    /// Create a group at `path` (fails with [`HierarchyError::AlreadyExists`] unless
+    /// `overwrite`).
+    pub async fn create(
+        store: &Store,
+        path: &StoreKey,
+        attributes: Map<String, Value>,
+        overwrite: bool,
+    ) -> Result<Self, HierarchyError> {
+        let meta = GroupMetadata::new(attributes);
+        let version = write_new(store, &meta_key(path)?, meta.to_json(), overwrite).await?;
+        Ok(Group {
+            store: store.clone(),
+            path: path.clone(),
+            meta,
+            version,
+        })
+    }
+
+    /// The group's path.
+    pub fn path(&self) -> &StoreKey {
+        &self.path
+    }
+    /// The metadata.
+    pub fn metadata(&self) -> &GroupMetadata {
+        &self.meta
+    }
+    /// User attributes.
+    pub fn attributes(&self) -> &Map<String, Value> {
+        &self.meta.attributes
+    }
+    /// The consolidated metadata of a descendant (relative path), when the group carries
+    /// zarr-python inline consolidated metadata.
+    pub fn consolidated(&self, relative_path: &str) -> Option<&NodeMetadata> {
+        self.meta.consolidated.as_ref()?.get(relative_path)
+    }
+
+    /// Replace the attributes with `f(old)` and write `zarr.json` (conditionally on the version
+    /// read, where the backend supports it).
+    pub async fn update_attributes(
+        &mut self,
+        f: impl FnOnce(&mut Map<String, Value>),
+    ) -> Result<(), HierarchyError> {
+        let mut meta = self.meta.clone();
+        f(&mut meta.attributes);
+        let key = meta_key(&self.path)?;
+        self.version = write_update(&self.store, &key, meta.to_json(), &self.version).await?;
+        self.meta = meta;
+        Ok(())
+    }
+
+    /// The children: every sub-directory holding a `zarr.json`, sorted by name (names starting
+    /// with `__` are skipped).
+    pub async fn children(&self) -> Result<Vec<(String, NodeKind)>, HierarchyError> {
+        let listing = self.store.list_dir(&self.path).await?;
+        let candidates: Vec<(String, StoreKey)> = listing
+            .prefixes
+            .into_iter()
+            .filter(|name| !name.starts_with("__"))
+            .filter_map(|name| self.path.join(&name).ok().map(|k| (name, k)))
+            .collect();
+        // open the candidates concurrently (bounded by the store's concurrency option)
+        let opened: Vec<(String, Result<Node, HierarchyError>)> = futures::stream::iter(candidates)
+            .map(|(name, child)| async move { (name, open_node(&self.store, &child).await) })
+            .buffered(self.store.options().concurrency.max(1))
+            .collect()
+            .await;
+        let mut out = Vec::new();
+        for (name, res) in opened {
+            match res {
+                Ok(Node::Array(_)) => out.push((name, NodeKind::Array)),
+                Ok(Node::Group(_)) => out.push((name, NodeKind::Group)),
+                Err(HierarchyError::NotFound { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+
+    fn child_path(&self, name: &str) -> Result<StoreKey, HierarchyError> {
+        validate_name(name)?;
+        Ok(self.path.join(name)?)
+    }
+
+    /// Create a child group.
+    pub async fn create_group(
+        &self,
+        name: &str,
+        attributes: Map<String, Value>,
+    ) -> Result<Group, HierarchyError> {
+        Group::create(&self.store, &self.child_path(name)?, attributes, false).await
+    }
+
+    /// Create a child array.
+    pub async fn create_array(
+        &self,
+        name: &str,
+        spec: &ArraySpec,
+    ) -> Result<ArrayNode, HierarchyError> {
+        ArrayNode::create(&self.store, &self.child_path(name)?, spec, false).await
+    }
+
+    /// Open a child node.
+    pub async fn open_child(&self, name: &str) -> Result<Node, HierarchyError> {
+        open_node(&self.store, &self.child_path(name)?).await
+    }
+}
+
+/// An opened array: its store, path and metadata. Reading and writing data is the job of the
+/// read/write path; this type supplies keys and codecs.
+#[derive(Debug, Clone)]
+pub struct ArrayNode {
+    store: Store,
+    path: StoreKey,
+    meta: ArrayMetadata,
+    version: ObjectVersion,
+}
+
+impl ArrayNode {
+    /// Open the array at `path`.
+    pub async fn open(store: &Store, path: &StoreKey) -> Result<Self, HierarchyError> {
+        match open_node(store, path).await? {
+            Node::Array(a) => Ok(a),
+            Node::Group(g) => Err(HierarchyError::WrongNodeType {
+                url: store.url_of(&meta_key(&g.path)?),
+                expected: "an array",
+                found: "a group",
+            }),
+        }
+    }
+
+    /// Create an array at `path` from `spec` (fails with [`HierarchyError::AlreadyExists`]
+    /// unless `overwrite`).
+    pub async fn create(
+        store: &Store,
+        path: &StoreKey,
+        spec: &ArraySpec,
+        overwrite: bool,
+    ) -> Result<Self, HierarchyError> {
+        let meta = spec.build()?;
+        let version = write_new(store, &meta_key(path)?, meta.to_json(), overwrite).await?;
+        Ok(ArrayNode {
+            store: store.clone(),
+            path: path.clone(),
+            meta,
+            version,
+        })
+    }
+
+    /// The array's path.
+    pub fn path(&self) -> &StoreKey {
+        &self.path
+    }
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+    /// The metadata.
+    pub fn metadata(&self) -> &ArrayMetadata {
+        &self.meta
+    }
+    /// User attributes.
+    pub fn attributes(&self) -> &Map<String, Value> {
+        self.meta.attributes()
+    }
+
+    /// The store key of chunk (shard) `coords`.
+    pub fn chunk_key(&self, coords: &[u64]) -> Result<StoreKey, HierarchyError> {
+        Ok(self.path.join(&self.meta.chunk_key(coords))?)
+    }
+
+    /// Replace the attributes with `f(old)` and write `zarr.json` (conditionally where
+    /// supported).
+    pub async fn update_attributes(
+        &mut self,
+        f: impl FnOnce(&mut Map<String, Value>),
+    ) -> Result<(), HierarchyError> {
+        let mut meta = self.meta.clone();
+        let mut attrs = meta.attributes().clone();
+        f(&mut attrs);
+        meta.set_attributes(attrs);
+        let key = meta_key(&self.path)?;
+        self.version = write_update(&self.store, &key, meta.to_json(), &self.version).await?;
+        self.meta = meta;
+        Ok(())
+    }
+}
+
+/// Read and validate the index of the shard at `key` with one request: a suffix read for an
+/// index at the end, a prefix read for an index at the start. `None` when the shard does not
+/// exist (all its inner chunks read as the fill value).
+pub async fn read_shard_index(
+    store: &Store,
+    key: &StoreKey,
+    codec: &ShardIndexCodec,
+) -> Result<Option<ShardIndex>, HierarchyError> {
+    let n = codec.encoded_size();
+    let read = match codec.location() {
+        IndexLocation::End => store.get_suffix(key, n).await,
+        IndexLocation::Start => store
+            .get_range_with_size(key, 0..n)
+            .await
+            .or_else(|e| match e {
+                // a shard shorter than its index: report it as such
+                StoreError::ShortRead { got, .. } => Ok(crate::store::RangeRead {
+                    bytes: Bytes::new(),
+                    object_size: got,
+                }),
+                e => Err(e),
+            }),
+    };
+    let read = match read {
+        Ok(r) => r,
+        Err(StoreError::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(Some(codec.decode(
+        &read.bytes,
+        read.object_size,
+        key.as_str(),
+    )?))
+}

@@ -1,0 +1,606 @@
+//! The metadata layer (pure: no I/O): `zarr.json` for arrays and groups.
+//!
+//! Reading applies the `must_understand` rule, parses every field into zarrs' metadata types
+//! and zarrflow's grid / key-encoding types, and builds the data type, fill value and codec
+//! pipeline. Writing is canonical: fixed field order, object form for extension points other
+//! than the data type, fill values in TensorStore's canonical form (bit-exact round trip), no
+//! library-private attributes.
+
+mod error;
+mod grid;
+mod spec;
+
+pub use error::MetadataError;
+pub use grid::{ChunkGridSpec, ChunkKeyEncodingSpec};
+pub use spec::ArraySpec;
+
+use crate::codec::{CodecPipeline, sharding::fixed_size};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use zarrs::array::{DataType, FillValue};
+use zarrs::metadata::v3::{ArrayMetadataV3, MetadataV3};
+use zarrs::metadata::{DimensionName, FillValueMetadata};
+
+/// The name of the metadata document of every node.
+pub const ZARR_JSON: &str = "zarr.json";
+
+const ARRAY_FIELDS: &[&str] = &[
+    "zarr_format",
+    "node_type",
+    "shape",
+    "data_type",
+    "chunk_grid",
+    "chunk_key_encoding",
+    "fill_value",
+    "codecs",
+    "attributes",
+    "storage_transformers",
+    "dimension_names",
+];
+
+/// Metadata of an array or a group.
+#[derive(Debug, Clone)]
+pub enum NodeMetadata {
+    /// An array.
+    Array(Box<ArrayMetadata>),
+    /// A group.
+    Group(GroupMetadata),
+}
+
+impl NodeMetadata {
+    /// Parse a `zarr.json` document of either node type; `key` names it in errors.
+    pub fn parse(json: &[u8], key: &str) -> Result<Self, MetadataError> {
+        let obj = parse_object(json, key)?;
+        Self::from_map(obj, key)
+    }
+
+    fn from_map(obj: Map<String, Value>, key: &str) -> Result<Self, MetadataError> {
+        check_format(&obj, key)?;
+        match obj.get("node_type").and_then(Value::as_str) {
+            Some("array") => Ok(NodeMetadata::Array(Box::new(ArrayMetadata::from_map(
+                obj, key,
+            )?))),
+            Some("group") => Ok(NodeMetadata::Group(GroupMetadata::from_map(obj, key)?)),
+            _ => Err(node_type_err(&obj, key, "\"array\" or \"group\"")),
+        }
+    }
+
+    /// Canonical JSON value.
+    pub fn to_value(&self) -> Value {
+        match self {
+            NodeMetadata::Array(a) => a.to_value(),
+            NodeMetadata::Group(g) => g.to_value(),
+        }
+    }
+}
+
+fn parse_object(json: &[u8], key: &str) -> Result<Map<String, Value>, MetadataError> {
+    let v: Value = serde_json::from_slice(json).map_err(|e| MetadataError::MalformedJson {
+        key: key.to_string(),
+        reason: e.to_string(),
+    })?;
+    match v {
+        Value::Object(m) => Ok(m),
+        other => Err(MetadataError::MalformedJson {
+            key: key.to_string(),
+            reason: format!("expected a JSON object, found {}", type_name(&other)),
+        }),
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn check_format(obj: &Map<String, Value>, key: &str) -> Result<(), MetadataError> {
+    match obj.get("zarr_format") {
+        Some(v) if v.as_u64() == Some(3) => Ok(()),
+        Some(v) => Err(MetadataError::UnsupportedZarrFormat {
+            key: key.to_string(),
+            found: v.to_string(),
+        }),
+        None => Err(MetadataError::MissingField {
+            key: key.to_string(),
+            field: "zarr_format".into(),
+        }),
+    }
+}
+
+fn node_type_err(obj: &Map<String, Value>, key: &str, expected: &str) -> MetadataError {
+    match obj.get("node_type") {
+        None => MetadataError::MissingField {
+            key: key.to_string(),
+            field: "node_type".into(),
+        },
+        Some(v) => MetadataError::WrongNodeType {
+            key: key.to_string(),
+            expected: expected.to_string(),
+            found: v.to_string(),
+        },
+    }
+}
+
+/// Apply the `must_understand` rule to the fields not in `known`.
+fn check_unknown_fields(
+    obj: &Map<String, Value>,
+    known: &[&str],
+    key: &str,
+) -> Result<Map<String, Value>, MetadataError> {
+    let mut extra = Map::new();
+    for (k, v) in obj {
+        if known.contains(&k.as_str()) {
+            continue;
+        }
+        let optional = v
+            .as_object()
+            .and_then(|o| o.get("must_understand"))
+            .and_then(Value::as_bool)
+            == Some(false);
+        if !optional {
+            return Err(MetadataError::UnknownField {
+                key: key.to_string(),
+                field: k.clone(),
+            });
+        }
+        extra.insert(k.clone(), v.clone());
+    }
+    Ok(extra)
+}
+
+fn field<'a>(
+    obj: &'a Map<String, Value>,
+    name: &str,
+    key: &str,
+) -> Result<&'a Value, MetadataError> {
+    obj.get(name).ok_or_else(|| MetadataError::MissingField {
+        key: key.to_string(),
+        field: name.to_string(),
+    })
+}
+
+fn typed<T: serde::de::DeserializeOwned>(
+    v: &Value,
+    name: &str,
+    key: &str,
+) -> Result<T, MetadataError> {
+    serde_json::from_value(v.clone()).map_err(|e| MetadataError::InvalidField {
+        key: key.to_string(),
+        field: name.to_string(),
+        reason: e.to_string(),
+    })
+}
+
+/// Parse an extension-point field that may not carry `must_understand: false`.
+fn strict_extension(
+    obj: &Map<String, Value>,
+    name: &str,
+    key: &str,
+) -> Result<MetadataV3, MetadataError> {
+    let v = field(obj, name, key)?;
+    if v.as_object()
+        .and_then(|o| o.get("must_understand"))
+        .and_then(Value::as_bool)
+        == Some(false)
+    {
+        return Err(MetadataError::MustUnderstandNotAllowed {
+            key: key.to_string(),
+            field: name.to_string(),
+        });
+    }
+    if let Some(o) = v.as_object() {
+        grid::check_keys(o, &["name", "configuration", "must_understand"], key, name)?;
+    }
+    typed(v, name, key)
+}
+
+/// Canonical object form `{"name", "configuration"?}` of an extension (never short-hand, never
+/// `must_understand`).
+pub fn extension_object(m: &MetadataV3) -> Value {
+    let mut o = Map::new();
+    o.insert("name".into(), Value::String(m.name().to_string()));
+    if let Some(c) = m.configuration()
+        && !c.is_empty()
+    {
+        o.insert("configuration".into(), Value::Object((**c).clone()));
+    }
+    Value::Object(o)
+}
+
+/// Validated metadata of an array, with its runtime objects.
+#[derive(Debug, Clone)]
+pub struct ArrayMetadata {
+    meta: ArrayMetadataV3,
+    extra: Map<String, Value>,
+    data_type: DataType,
+    fill_value: FillValue,
+    grid: ChunkGridSpec,
+    key_encoding: ChunkKeyEncodingSpec,
+    codecs: CodecPipeline,
+}
+
+impl ArrayMetadata {
+    /// Parse an array `zarr.json`; `key` names it in errors.
+    pub fn parse(json: &[u8], key: &str) -> Result<Self, MetadataError> {
+        let obj = parse_object(json, key)?;
+        check_format(&obj, key)?;
+        Self::from_map(obj, key)
+    }
+
+    fn from_map(obj: Map<String, Value>, key: &str) -> Result<Self, MetadataError> {
+        if obj.get("node_type").and_then(Value::as_str) != Some("array") {
+            return Err(node_type_err(&obj, key, "\"array\""));
+        }
+        let extra = check_unknown_fields(&obj, ARRAY_FIELDS, key)?;
+        let shape: Vec<u64> = typed(field(&obj, "shape", key)?, "shape", key)?;
+        let data_type_meta = strict_extension(&obj, "data_type", key)?;
+        let chunk_grid = strict_extension(&obj, "chunk_grid", key)?;
+        let cke = strict_extension(&obj, "chunk_key_encoding", key)?;
+        let fill_value_meta: FillValueMetadata =
+            typed(field(&obj, "fill_value", key)?, "fill_value", key)?;
+        let codecs_meta: Vec<MetadataV3> = typed(field(&obj, "codecs", key)?, "codecs", key)?;
+        let attributes: Map<String, Value> = match obj.get("attributes") {
+            None => Map::new(),
+            Some(v) => typed(v, "attributes", key)?,
+        };
+        let storage_transformers: Vec<MetadataV3> = match obj.get("storage_transformers") {
+            None => Vec::new(),
+            Some(v) => typed(v, "storage_transformers", key)?,
+        };
+        if let Some(t) = storage_transformers.iter().find(|t| t.must_understand()) {
+            return Err(MetadataError::UnsupportedStorageTransformer {
+                key: key.to_string(),
+                name: t.name().to_string(),
+            });
+        }
+        let dimension_names: Option<Vec<DimensionName>> = match obj.get("dimension_names") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(typed(v, "dimension_names", key)?),
+        };
+        let mut meta = ArrayMetadataV3::new(
+            shape,
+            chunk_grid,
+            data_type_meta,
+            fill_value_meta,
+            codecs_meta,
+        );
+        meta.chunk_key_encoding = cke;
+        meta.attributes = attributes;
+        meta.dimension_names = dimension_names;
+        Self::from_zarrs(meta, extra, key)
+    }
+
+    /// Validate zarrs metadata and build the runtime objects. `extra` holds additional
+    /// top-level fields (each an object with `"must_understand": false`).
+    pub fn from_zarrs(
+        meta: ArrayMetadataV3,
+        extra: Map<String, Value>,
+        key: &str,
+    ) -> Result<Self, MetadataError> {
+        let data_type = DataType::from_metadata(&meta.data_type).map_err(|e| {
+            MetadataError::UnsupportedDataType {
+                key: key.to_string(),
+                name: meta.data_type.name().to_string(),
+                reason: e.to_string(),
+            }
+        })?;
+        let fill_value = data_type.fill_value_v3(&meta.fill_value).map_err(|_| {
+            MetadataError::InvalidFillValue {
+                key: key.to_string(),
+                data_type: data_type.to_string(),
+                value: meta.fill_value.to_string(),
+            }
+        })?;
+        let grid = ChunkGridSpec::from_metadata(&meta.chunk_grid, &meta.shape, key)?;
+        let key_encoding = ChunkKeyEncodingSpec::from_metadata(&meta.chunk_key_encoding, key)?;
+        if let Some(names) = &meta.dimension_names
+            && names.len() != meta.shape.len()
+        {
+            return Err(MetadataError::DimensionNamesRank {
+                key: key.to_string(),
+                expected: meta.shape.len(),
+                got: names.len(),
+            });
+        }
+        let codec_err = |source| MetadataError::Codec {
+            key: key.to_string(),
+            source,
+        };
+        let codecs = CodecPipeline::from_metadata(&meta.codecs).map_err(codec_err)?;
+        if codecs.sharding().is_some() {
+            fixed_size(&data_type, "sharding").map_err(codec_err)?;
+        }
+        if let Some(cs) = grid.regular_chunk_shape()
+            && !cs.contains(&0)
+        {
+            codecs.validate(cs, &data_type).map_err(|e| match e {
+                crate::codec::CodecError::InvalidConfiguration { field, reason }
+                    if field == "chunk shape" =>
+                {
+                    MetadataError::InvalidField {
+                        key: key.to_string(),
+                        field: "chunk_grid.configuration.chunk_shape".into(),
+                        reason,
+                    }
+                }
+                e => codec_err(e),
+            })?;
+        }
+        if let ChunkGridSpec::Rectilinear { edges, .. } = &grid
+            && codecs.sharding().is_some()
+        {
+            // every distinct edge of every dimension must suit the sharding codec; the checks
+            // are per dimension, so one shape per distinct-edge rank suffices
+            let distinct: Vec<Vec<u64>> = edges
+                .iter()
+                .map(|e| {
+                    let mut d = e.clone();
+                    d.sort_unstable();
+                    d.dedup();
+                    d
+                })
+                .collect();
+            let rounds = distinct.iter().map(Vec::len).max().unwrap_or(0);
+            for j in 0..rounds {
+                let shape: Vec<u64> = distinct
+                    .iter()
+                    .map(|d| d[j.min(d.len().saturating_sub(1))])
+                    .collect();
+                codecs.validate(&shape, &data_type).map_err(codec_err)?;
+            }
+        }
+        Ok(ArrayMetadata {
+            meta,
+            extra,
+            data_type,
+            fill_value,
+            grid,
+            key_encoding,
+            codecs,
+        })
+    }
+
+    /// The zarrs metadata (as read; fill value as written in the document).
+    pub fn zarrs_metadata(&self) -> &ArrayMetadataV3 {
+        &self.meta
+    }
+    /// Array shape.
+    pub fn shape(&self) -> &[u64] {
+        &self.meta.shape
+    }
+    /// Rank.
+    pub fn rank(&self) -> usize {
+        self.meta.shape.len()
+    }
+    /// Data type.
+    pub fn data_type(&self) -> &DataType {
+        &self.data_type
+    }
+    /// Fill value (native-endian bytes).
+    pub fn fill_value(&self) -> &FillValue {
+        &self.fill_value
+    }
+    /// Canonical fill value JSON.
+    pub fn fill_value_metadata(&self) -> FillValueMetadata {
+        self.data_type
+            .metadata_fill_value(&self.fill_value)
+            .unwrap_or_else(|_| self.meta.fill_value.clone())
+    }
+    /// Chunk grid.
+    pub fn chunk_grid(&self) -> &ChunkGridSpec {
+        &self.grid
+    }
+    /// Chunk key encoding.
+    pub fn chunk_key_encoding(&self) -> &ChunkKeyEncodingSpec {
+        &self.key_encoding
+    }
+    /// Codec pipeline.
+    pub fn codecs(&self) -> &CodecPipeline {
+        &self.codecs
+    }
+    /// User attributes.
+    pub fn attributes(&self) -> &Map<String, Value> {
+        &self.meta.attributes
+    }
+    /// Replace the user attributes.
+    pub fn set_attributes(&mut self, attributes: Map<String, Value>) {
+        self.meta.attributes = attributes;
+    }
+    /// Dimension names.
+    pub fn dimension_names(&self) -> Option<&[DimensionName]> {
+        self.meta.dimension_names.as_deref()
+    }
+    /// Additional top-level fields marked `"must_understand": false`.
+    pub fn extra_fields(&self) -> &Map<String, Value> {
+        &self.extra
+    }
+    /// The key of chunk `coords` relative to the array prefix.
+    pub fn chunk_key(&self, coords: &[u64]) -> String {
+        self.key_encoding.encode(coords)
+    }
+
+    /// Canonical JSON value.
+    pub fn to_value(&self) -> Value {
+        let m = &self.meta;
+        let mut o = Map::new();
+        o.insert("zarr_format".into(), Value::from(3));
+        o.insert("node_type".into(), Value::from("array"));
+        o.insert("shape".into(), serde_json::json!(m.shape));
+        o.insert(
+            "data_type".into(),
+            serde_json::to_value(&m.data_type).unwrap_or(Value::Null),
+        );
+        o.insert("chunk_grid".into(), self.grid.to_value());
+        o.insert("chunk_key_encoding".into(), self.key_encoding.to_value());
+        o.insert(
+            "fill_value".into(),
+            serde_json::to_value(self.fill_value_metadata()).unwrap_or(Value::Null),
+        );
+        o.insert(
+            "codecs".into(),
+            Value::Array(m.codecs.iter().map(canonical_codec).collect()),
+        );
+        o.insert("attributes".into(), Value::Object(m.attributes.clone()));
+        if let Some(names) = &m.dimension_names {
+            o.insert(
+                "dimension_names".into(),
+                serde_json::to_value(names).unwrap_or(Value::Null),
+            );
+        }
+        for (k, v) in &self.extra {
+            o.insert(k.clone(), v.clone());
+        }
+        Value::Object(o)
+    }
+
+    /// Canonical `zarr.json` bytes (pretty-printed).
+    pub fn to_json(&self) -> Vec<u8> {
+        serde_json::to_vec_pretty(&self.to_value()).unwrap_or_default()
+    }
+}
+
+/// Canonical codec object; nested codec lists of `sharding_indexed` are canonicalised too.
+fn canonical_codec(m: &MetadataV3) -> Value {
+    let mut v = extension_object(m);
+    if m.name() == crate::codec::SHARDING_NAME
+        && let Some(cfg) = v.get_mut("configuration").and_then(Value::as_object_mut)
+    {
+        for list in ["codecs", "index_codecs"] {
+            if let Some(items) = cfg.get(list).cloned() {
+                let parsed: Result<Vec<MetadataV3>, _> = serde_json::from_value(items);
+                if let Ok(items) = parsed {
+                    cfg.insert(
+                        list.into(),
+                        Value::Array(items.iter().map(canonical_codec).collect()),
+                    );
+                }
+            }
+        }
+        cfg.entry("index_location").or_insert(Value::from("end"));
+    }
+    v
+}
+
+/// Metadata of a group.
+#[derive(Debug, Clone, Default)]
+pub struct GroupMetadata {
+    /// User attributes.
+    pub attributes: Map<String, Value>,
+    /// zarr-python inline consolidated metadata, if present: flattened relative path → node.
+    pub consolidated: Option<BTreeMap<String, NodeMetadata>>,
+    /// Additional top-level fields marked `"must_understand": false` (other than
+    /// `consolidated_metadata`).
+    pub extra: Map<String, Value>,
+}
+
+impl GroupMetadata {
+    /// A group with these attributes.
+    pub fn new(attributes: Map<String, Value>) -> Self {
+        GroupMetadata {
+            attributes,
+            ..Default::default()
+        }
+    }
+
+    /// Parse a group `zarr.json`; `key` names it in errors.
+    pub fn parse(json: &[u8], key: &str) -> Result<Self, MetadataError> {
+        let obj = parse_object(json, key)?;
+        check_format(&obj, key)?;
+        Self::from_map(obj, key)
+    }
+
+    fn from_map(obj: Map<String, Value>, key: &str) -> Result<Self, MetadataError> {
+        if obj.get("node_type").and_then(Value::as_str) != Some("group") {
+            return Err(node_type_err(&obj, key, "\"group\""));
+        }
+        let mut known = vec!["zarr_format", "node_type", "attributes"];
+        // zarr-python <= 3.1.3 wrote `"consolidated_metadata": null`
+        if obj.get("consolidated_metadata").is_some_and(Value::is_null) {
+            known.push("consolidated_metadata");
+        }
+        let mut extra = check_unknown_fields(&obj, &known, key)?;
+        let attributes: Map<String, Value> = match obj.get("attributes") {
+            None => Map::new(),
+            Some(v) => typed(v, "attributes", key)?,
+        };
+        let consolidated = match extra.remove("consolidated_metadata") {
+            Some(Value::Object(cm)) => Some(parse_consolidated(&cm, key)?),
+            _ => None,
+        };
+        Ok(GroupMetadata {
+            attributes,
+            consolidated,
+            extra,
+        })
+    }
+
+    /// Canonical JSON value.
+    pub fn to_value(&self) -> Value {
+        let mut o = Map::new();
+        o.insert("zarr_format".into(), Value::from(3));
+        o.insert("node_type".into(), Value::from("group"));
+        o.insert("attributes".into(), Value::Object(self.attributes.clone()));
+        if let Some(c) = &self.consolidated {
+            let mut md = Map::new();
+            for (k, v) in c {
+                md.insert(k.clone(), v.to_value());
+            }
+            o.insert(
+                "consolidated_metadata".into(),
+                serde_json::json!({"kind": "inline", "must_understand": false, "metadata": md}),
+            );
+        }
+        for (k, v) in &self.extra {
+            o.insert(k.clone(), v.clone());
+        }
+        Value::Object(o)
+    }
+
+    /// Canonical `zarr.json` bytes (pretty-printed).
+    pub fn to_json(&self) -> Vec<u8> {
+        serde_json::to_vec_pretty(&self.to_value()).unwrap_or_default()
+    }
+}
+
+fn parse_consolidated(
+    cm: &Map<String, Value>,
+    key: &str,
+) -> Result<BTreeMap<String, NodeMetadata>, MetadataError> {
+    let f = "consolidated_metadata";
+    if cm.get("kind").and_then(Value::as_str) != Some("inline") {
+        return Err(MetadataError::InvalidField {
+            key: key.to_string(),
+            field: format!("{f}.kind"),
+            reason: format!("expected \"inline\", got {:?}", cm.get("kind")),
+        });
+    }
+    let md = match cm.get("metadata") {
+        Some(Value::Object(m)) => m,
+        _ => {
+            return Err(MetadataError::InvalidField {
+                key: key.to_string(),
+                field: format!("{f}.metadata"),
+                reason: "expected an object".into(),
+            });
+        }
+    };
+    let mut out = BTreeMap::new();
+    for (path, v) in md {
+        let sub_key = format!("{key}#{f}.metadata[{path:?}]");
+        let Value::Object(o) = v else {
+            return Err(MetadataError::MalformedJson {
+                key: sub_key,
+                reason: "expected a JSON object".into(),
+            });
+        };
+        check_format(o, &sub_key)?;
+        out.insert(path.clone(), NodeMetadata::from_map(o.clone(), &sub_key)?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,107 @@
+//! Errors of the storage layer.
+
+/// An error from the storage layer. Every variant names the object by URL (store URL + key).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The object does not exist.
+    #[error("not found: {url}")]
+    NotFound {
+        /// Full URL of the missing object.
+        url: String,
+    },
+    /// A create-only write found an existing object.
+    #[error("already exists: {url}")]
+    AlreadyExists {
+        /// Full URL of the object.
+        url: String,
+    },
+    /// A conditional write or read found a different version than expected.
+    #[error("precondition failed (object changed concurrently): {url}")]
+    Precondition {
+        /// Full URL of the object.
+        url: String,
+    },
+    /// The backend does not support the operation.
+    #[error("operation `{operation}` not supported by {store_url}")]
+    Unsupported {
+        /// The operation, e.g. `put_if_match`.
+        operation: &'static str,
+        /// The store URL.
+        store_url: String,
+    },
+    /// A write was attempted on a read-only store (e.g. `http(s)://`).
+    #[error("store {store_url} is read-only; cannot {operation} {key}")]
+    ReadOnly {
+        /// The store URL.
+        store_url: String,
+        /// The attempted operation.
+        operation: &'static str,
+        /// The key.
+        key: String,
+    },
+    /// The store URL could not be parsed or is of an unsupported scheme.
+    #[error("invalid store URL `{url}`: {reason}")]
+    InvalidUrl {
+        /// The URL as given.
+        url: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// A key is not a valid relative store key.
+    #[error("invalid store key `{key}`: {reason}")]
+    InvalidKey {
+        /// The key as given.
+        key: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// A requested byte range is invalid or outside the object.
+    #[error("invalid byte range {start}..{end} for {url}: {reason}")]
+    InvalidRange {
+        /// Full URL of the object.
+        url: String,
+        /// Range start.
+        start: u64,
+        /// Range end (exclusive).
+        end: u64,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// The backend returned fewer bytes than requested (truncated body).
+    #[error("short read from {url}: expected {expected} bytes, got {got}")]
+    ShortRead {
+        /// Full URL of the object.
+        url: String,
+        /// Bytes expected.
+        expected: u64,
+        /// Bytes received.
+        got: u64,
+    },
+    /// Any other backend error (network, permissions, ...).
+    #[error("storage backend error on {url}: {source}")]
+    Backend {
+        /// Full URL of the object (or store).
+        url: String,
+        /// The backend error.
+        #[source]
+        source: object_store::Error,
+    },
+}
+
+impl StoreError {
+    /// Map an `object_store` error for the object at `url`.
+    pub(crate) fn from_backend(url: String, err: object_store::Error) -> Self {
+        match err {
+            object_store::Error::NotFound { .. } => StoreError::NotFound { url },
+            object_store::Error::AlreadyExists { .. } => StoreError::AlreadyExists { url },
+            object_store::Error::Precondition { .. } => StoreError::Precondition { url },
+            other => StoreError::Backend { url, source: other },
+        }
+    }
+
+    /// True for [`StoreError::NotFound`].
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, StoreError::NotFound { .. })
+    }
+}

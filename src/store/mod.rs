@@ -1,0 +1,613 @@
+//! The storage layer: a thin wrapper over `object_store` with Zarr-oriented operations.
+//!
+//! * [`Store`] opens any supported URL ([`Store::open`]) and offers get, ranged get, suffix get
+//!   (with a HEAD fallback), batched coalesced ranged gets, put, conditional put, delete and
+//!   directory listing, all addressed by [`StoreKey`]s relative to the store's prefix.
+//! * [`merge`] holds the pure coalescing planner.
+//! * [`wrappers`] holds composable `ObjectStore` decorators for tests and diagnostics:
+//!   request counting, latency and fault injection.
+
+mod error;
+mod key;
+pub mod merge;
+pub mod wrappers;
+
+pub use error::StoreError;
+pub use key::StoreKey;
+pub use merge::{CoalesceOptions, MergePlan, plan_merges};
+
+use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt};
+use object_store::path::Path;
+use object_store::{
+    GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload,
+    UpdateVersion,
+};
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Per-store runtime options (never written to metadata).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct StoreOptions {
+    /// Coalescing thresholds for [`Store::get_ranges`].
+    pub coalesce: CoalesceOptions,
+    /// Maximum number of concurrent requests issued by one batched call.
+    pub concurrency: usize,
+    /// Try `Range: bytes=-N` suffix requests first; when false (or after a refusal) use HEAD +
+    /// bounded range.
+    pub suffix_requests: bool,
+    /// Reject all writes.
+    pub read_only: bool,
+    /// Backend configuration passed to `object_store` (e.g. `aws_endpoint`, `aws_allow_http`,
+    /// `aws_region`, `google_service_account`, `azure_storage_account_name`). These override
+    /// the `AWS_*` / `GOOGLE_*` / `AZURE_*` environment variables.
+    pub backend: HashMap<String, String>,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            coalesce: CoalesceOptions::default(),
+            concurrency: 10,
+            suffix_requests: true,
+            read_only: false,
+            backend: HashMap::new(),
+        }
+    }
+}
+
+impl StoreOptions {
+    /// Set the coalescing thresholds.
+    pub fn with_coalesce(mut self, max_gap: u64, max_request_bytes: u64) -> Self {
+        self.coalesce = CoalesceOptions {
+            max_gap,
+            max_request_bytes,
+        };
+        self
+    }
+    /// Set the request concurrency of batched calls (at least 1).
+    pub fn with_concurrency(mut self, n: usize) -> Self {
+        self.concurrency = n.max(1);
+        self
+    }
+    /// Enable or disable suffix requests.
+    pub fn with_suffix_requests(mut self, on: bool) -> Self {
+        self.suffix_requests = on;
+        self
+    }
+    /// Make the store read-only.
+    pub fn with_read_only(mut self, on: bool) -> Self {
+        self.read_only = on;
+        self
+    }
+    /// Add a backend option such as `("aws_endpoint", "http://127.0.0.1:9000")`.
+    pub fn with_backend_option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.backend.insert(key.into(), value.into());
+        self
+    }
+}
+
+/// An opaque object version for conditional writes (ETag and/or backend version id).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ObjectVersion {
+    /// The ETag, when the backend reports one.
+    pub e_tag: Option<String>,
+    /// The backend version id, when versioning is enabled.
+    pub version: Option<String>,
+}
+
+impl ObjectVersion {
+    fn is_known(&self) -> bool {
+        self.e_tag.is_some() || self.version.is_some()
+    }
+}
+
+/// Size and version of an object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectInfo {
+    /// Object size in bytes.
+    pub size: u64,
+    /// Object version.
+    pub version: ObjectVersion,
+}
+
+/// Bytes of a partial read together with the size of the whole object (from the response's
+/// `Content-Range`, or from HEAD in the suffix fallback), as needed to validate a shard index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RangeRead {
+    /// The bytes read.
+    pub bytes: Bytes,
+    /// Size of the whole object.
+    pub object_size: u64,
+}
+
+/// The content of one directory level.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DirListing {
+    /// Names (last segment) of objects directly in the directory, sorted.
+    pub objects: Vec<String>,
+    /// Names (last segment) of sub-directories, sorted.
+    pub prefixes: Vec<String>,
+}
+
+/// A store rooted at a prefix of an `object_store` backend.
+///
+/// Cheap to clone (shares the backend).
+#[derive(Debug, Clone)]
+pub struct Store {
+    inner: Arc<dyn ObjectStore>,
+    prefix: Path,
+    url: String,
+    options: StoreOptions,
+    suffix_refused: Arc<AtomicBool>,
+}
+
+fn env_options(scheme: &str) -> Vec<(String, String)> {
+    let prefixes: &[&str] = match scheme {
+        "s3" | "s3a" => &["AWS_"],
+        "gs" => &["GOOGLE_"],
+        "az" | "adl" | "azure" | "abfs" | "abfss" => &["AZURE_"],
+        _ => &[],
+    };
+    std::env::vars()
+        .filter(|(k, _)| prefixes.iter().any(|p| k.starts_with(p)))
+        .map(|(k, v)| (k.to_ascii_lowercase(), v))
+        .collect()
+}
+
+impl Store {
+    /// Open a store by URL: a plain path, `file://`, `memory://`, `s3://bucket/prefix`,
+    /// `gs://bucket/prefix`, `az://container/prefix`, `http(s)://host/prefix` (read-only).
+    ///
+    /// Cloud credentials, region and endpoint come from the usual environment variables
+    /// (`AWS_*`, `GOOGLE_*`, `AZURE_*`, including `AWS_ENDPOINT` and `AWS_ALLOW_HTTP`) and from
+    /// `options.backend`, which take precedence.
+    pub fn open(location: &str, mut options: StoreOptions) -> Result<Self, StoreError> {
+        let invalid = |reason: String| StoreError::InvalidUrl {
+            url: location.to_string(),
+            reason,
+        };
+        let url = if location.contains("://") {
+            url::Url::parse(location).map_err(|e| invalid(e.to_string()))?
+        } else {
+            let abs = std::path::absolute(location).map_err(|e| invalid(e.to_string()))?;
+            url::Url::from_directory_path(&abs)
+                .map_err(|()| invalid("cannot convert path to a file URL".into()))?
+        };
+        let scheme = url.scheme().to_string();
+        if matches!(scheme.as_str(), "http" | "https") {
+            options.read_only = true;
+        }
+        let mut opts = env_options(&scheme);
+        opts.extend(
+            options
+                .backend
+                .iter()
+                .map(|(k, v)| (k.to_ascii_lowercase(), v.clone())),
+        );
+        let (backend, prefix) =
+            object_store::parse_url_opts(&url, opts).map_err(|e| invalid(e.to_string()))?;
+        let display = url.as_str().trim_end_matches('/').to_string();
+        Ok(Store {
+            inner: Arc::from(backend),
+            prefix,
+            url: display,
+            options,
+            suffix_refused: Arc::new(AtomicBool::new(false)),
+        })
+    }
+
+    /// Wrap an existing backend (e.g. a decorated one), rooted at `prefix` (`""` for the root).
+    /// `url` is only used in messages.
+    pub fn from_object_store(
+        inner: Arc<dyn ObjectStore>,
+        prefix: &str,
+        url: impl Into<String>,
+        options: StoreOptions,
+    ) -> Result<Self, StoreError> {
+        let prefix = Path::parse(prefix).map_err(|e| StoreError::InvalidKey {
+            key: prefix.to_string(),
+            reason: e.to_string(),
+        })?;
+        Ok(Store {
+            inner,
+            prefix,
+            url: url.into(),
+            options,
+            suffix_refused: Arc::new(AtomicBool::new(false)),
+        })
+    }
+
+    /// A new in-memory store.
+    pub fn memory() -> Self {
+        Store {
+            inner: Arc::new(object_store::memory::InMemory::new()),
+            prefix: Path::default(),
+            url: "memory://".into(),
+            options: StoreOptions::default(),
+            suffix_refused: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The same backend rooted at `key` below this store's prefix.
+    pub fn sub_store(&self, key: &StoreKey) -> Self {
+        let mut s = self.clone();
+        s.prefix = self.path(key);
+        s.url = self.url_of(key);
+        s
+    }
+
+    /// The store URL (for messages).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &StoreOptions {
+        &self.options
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &Arc<dyn ObjectStore> {
+        &self.inner
+    }
+
+    /// The full URL of `key` (for messages).
+    pub fn url_of(&self, key: &StoreKey) -> String {
+        if key.is_root() {
+            self.url.clone()
+        } else if self.url.ends_with('/') {
+            format!("{}{}", self.url, key)
+        } else {
+            format!("{}/{}", self.url, key)
+        }
+    }
+
+    fn path(&self, key: &StoreKey) -> Path {
+        if key.is_root() {
+            return self.prefix.clone();
+        }
+        let mut p = self.prefix.clone();
+        for seg in key.as_str().split('/') {
+            p = p.join(seg);
+        }
+        p
+    }
+
+    fn err(&self, key: &StoreKey, e: object_store::Error) -> StoreError {
+        StoreError::from_backend(self.url_of(key), e)
+    }
+
+    fn check_writable(&self, key: &StoreKey, operation: &'static str) -> Result<(), StoreError> {
+        if self.options.read_only {
+            return Err(StoreError::ReadOnly {
+                store_url: self.url.clone(),
+                operation,
+                key: key.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    async fn get_inner(
+        &self,
+        key: &StoreKey,
+        range: Option<GetRange>,
+    ) -> Result<(Bytes, ObjectInfo), StoreError> {
+        let opts = GetOptions::new().with_range(range);
+        let res = self
+            .inner
+            .get_opts(&self.path(key), opts)
+            .await
+            .map_err(|e| self.err(key, e))?;
+        let expected = res.range.end - res.range.start;
+        let info = ObjectInfo {
+            size: res.meta.size,
+            version: ObjectVersion {
+                e_tag: res.meta.e_tag.clone(),
+                version: res.meta.version.clone(),
+            },
+        };
+        let bytes = res.bytes().await.map_err(|e| self.err(key, e))?;
+        if bytes.len() as u64 != expected {
+            return Err(StoreError::ShortRead {
+                url: self.url_of(key),
+                expected,
+                got: bytes.len() as u64,
+            });
+        }
+        Ok((bytes, info))
+    }
+
+    /// Read a whole object.
+    pub async fn get(&self, key: &StoreKey) -> Result<Bytes, StoreError> {
+        Ok(self.get_inner(key, None).await?.0)
+    }
+
+    /// Read a whole object, `None` when it does not exist.
+    pub async fn get_opt(&self, key: &StoreKey) -> Result<Option<Bytes>, StoreError> {
+        match self.get(key).await {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Read a whole object together with its version (for read-modify-write).
+    pub async fn get_with_version(
+        &self,
+        key: &StoreKey,
+    ) -> Result<(Bytes, ObjectVersion), StoreError> {
+        let (b, info) = self.get_inner(key, None).await?;
+        Ok((b, info.version))
+    }
+
+    /// Size and version of an object (one HEAD request).
+    pub async fn head(&self, key: &StoreKey) -> Result<ObjectInfo, StoreError> {
+        let meta = self
+            .inner
+            .head(&self.path(key))
+            .await
+            .map_err(|e| self.err(key, e))?;
+        Ok(ObjectInfo {
+            size: meta.size,
+            version: ObjectVersion {
+                e_tag: meta.e_tag,
+                version: meta.version,
+            },
+        })
+    }
+
+    fn check_range(&self, key: &StoreKey, r: &Range<u64>) -> Result<(), StoreError> {
+        if r.start > r.end {
+            return Err(StoreError::InvalidRange {
+                url: self.url_of(key),
+                start: r.start,
+                end: r.end,
+                reason: "start is after end".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Read bytes `range` of an object (one request; empty ranges make none).
+    pub async fn get_range(&self, key: &StoreKey, range: Range<u64>) -> Result<Bytes, StoreError> {
+        self.check_range(key, &range)?;
+        if range.is_empty() {
+            return Ok(Bytes::new());
+        }
+        Ok(self.get_inner(key, Some(GetRange::Bounded(range))).await?.0)
+    }
+
+    /// Read bytes `range` of an object and learn the object's size, in one request.
+    pub async fn get_range_with_size(
+        &self,
+        key: &StoreKey,
+        range: Range<u64>,
+    ) -> Result<RangeRead, StoreError> {
+        self.check_range(key, &range)?;
+        if range.is_empty() {
+            let size = self.head(key).await?.size;
+            return Ok(RangeRead {
+                bytes: Bytes::new(),
+                object_size: size,
+            });
+        }
+        let (bytes, info) = self.get_inner(key, Some(GetRange::Bounded(range))).await?;
+        Ok(RangeRead {
+            bytes,
+            object_size: info.size,
+        })
+    }
+
+    /// Read the last `n` bytes of an object (all of it when it is shorter), with the object's
+    /// size.
+    ///
+    /// Issues one suffix request (no HEAD); when the backend refuses suffix ranges (or
+    /// `suffix_requests` is off) falls back to HEAD + one bounded range, and remembers the
+    /// refusal for later calls on this store.
+    pub async fn get_suffix(&self, key: &StoreKey, n: u64) -> Result<RangeRead, StoreError> {
+        if self.options.suffix_requests && !self.suffix_refused.load(Ordering::Relaxed) && n > 0 {
+            match self.get_inner(key, Some(GetRange::Suffix(n))).await {
+                Ok((bytes, info)) => {
+                    return Ok(RangeRead {
+                        bytes,
+                        object_size: info.size,
+                    });
+                }
+                Err(StoreError::Backend { .. }) | Err(StoreError::ShortRead { .. }) => {
+                    self.suffix_refused.store(true, Ordering::Relaxed);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let size = self.head(key).await?.size;
+        let start = size.saturating_sub(n);
+        let bytes = self.get_range(key, start..size).await?;
+        Ok(RangeRead {
+            bytes,
+            object_size: size,
+        })
+    }
+
+    /// Read several byte ranges of one object with coalescing.
+    ///
+    /// The ranges are merged by [`plan_merges`] with this store's [`CoalesceOptions`], the
+    /// merged requests are issued with at most `concurrency` in flight, and the results are
+    /// sliced back: the output has one `Bytes` per input range, in input order.
+    pub async fn get_ranges(
+        &self,
+        key: &StoreKey,
+        ranges: &[Range<u64>],
+    ) -> Result<Vec<Bytes>, StoreError> {
+        for r in ranges {
+            self.check_range(key, r)?;
+        }
+        let plan = plan_merges(ranges, self.options.coalesce);
+        let fetched: Vec<Bytes> = futures::stream::iter(plan.requests.iter().cloned())
+            .map(|r| self.get_range(key, r))
+            .buffered(self.options.concurrency.max(1))
+            .try_collect()
+            .await?;
+        let mut out = Vec::with_capacity(ranges.len());
+        for (r, &(idx, off)) in ranges.iter().zip(&plan.slices) {
+            let buf = &fetched[idx];
+            let len = r.end - r.start;
+            let (s, e) = (off as usize, (off + len) as usize);
+            if e > buf.len() {
+                return Err(StoreError::ShortRead {
+                    url: self.url_of(key),
+                    expected: len,
+                    got: buf.len().saturating_sub(s) as u64,
+                });
+            }
+            out.push(buf.slice(s..e));
+        }
+        Ok(out)
+    }
+
+    async fn put_mode(
+        &self,
+        key: &StoreKey,
+        value: Bytes,
+        mode: PutMode,
+        operation: &'static str,
+    ) -> Result<ObjectVersion, StoreError> {
+        self.check_writable(key, operation)?;
+        let opts = PutOptions {
+            mode,
+            ..Default::default()
+        };
+        let res = self
+            .inner
+            .put_opts(&self.path(key), PutPayload::from_bytes(value), opts)
+            .await
+            .map_err(|e| match e {
+                object_store::Error::NotImplemented { .. }
+                | object_store::Error::NotSupported { .. } => StoreError::Unsupported {
+                    operation,
+                    store_url: self.url.clone(),
+                },
+                e => self.err(key, e),
+            })?;
+        Ok(ObjectVersion {
+            e_tag: res.e_tag,
+            version: res.version,
+        })
+    }
+
+    /// Write an object unconditionally.
+    pub async fn put(&self, key: &StoreKey, value: Bytes) -> Result<ObjectVersion, StoreError> {
+        self.put_mode(key, value, PutMode::Overwrite, "put").await
+    }
+
+    /// Write an object only if it does not exist ([`StoreError::AlreadyExists`] otherwise).
+    pub async fn put_if_absent(
+        &self,
+        key: &StoreKey,
+        value: Bytes,
+    ) -> Result<ObjectVersion, StoreError> {
+        self.put_mode(key, value, PutMode::Create, "put_if_absent")
+            .await
+    }
+
+    /// Write an object only if its current version is `expected`
+    /// ([`StoreError::Precondition`] otherwise; [`StoreError::Unsupported`] on backends
+    /// without compare-and-swap, such as the local filesystem).
+    pub async fn put_if_match(
+        &self,
+        key: &StoreKey,
+        value: Bytes,
+        expected: &ObjectVersion,
+    ) -> Result<ObjectVersion, StoreError> {
+        if !expected.is_known() {
+            return Err(StoreError::Unsupported {
+                operation: "put_if_match (backend reported no ETag or version)",
+                store_url: self.url.clone(),
+            });
+        }
+        let mode = PutMode::Update(UpdateVersion {
+            e_tag: expected.e_tag.clone(),
+            version: expected.version.clone(),
+        });
+        self.put_mode(key, value, mode, "put_if_match").await
+    }
+
+    /// Delete an object (deleting a missing object is not an error).
+    pub async fn delete(&self, key: &StoreKey) -> Result<(), StoreError> {
+        self.check_writable(key, "delete")?;
+        match self.inner.delete(&self.path(key)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(self.err(key, e)),
+        }
+    }
+
+    /// Delete every object under `key/` (and `key` itself).
+    pub async fn delete_prefix(&self, key: &StoreKey) -> Result<(), StoreError> {
+        self.check_writable(key, "delete_prefix")?;
+        let locations = self
+            .inner
+            .list(Some(&self.path(key)))
+            .map_ok(|m| m.location)
+            .boxed();
+        self.inner
+            .delete_stream(locations)
+            .try_collect::<Vec<_>>()
+            .await
+            .map_err(|e| self.err(key, e))?;
+        Ok(())
+    }
+
+    /// List one directory level under `key` (the root when empty).
+    pub async fn list_dir(&self, key: &StoreKey) -> Result<DirListing, StoreError> {
+        let path = self.path(key);
+        let prefix = if path.as_ref().is_empty() {
+            None
+        } else {
+            Some(&path)
+        };
+        let res = self
+            .inner
+            .list_with_delimiter(prefix)
+            .await
+            .map_err(|e| self.err(key, e))?;
+        let name = |p: &Path| p.filename().map(str::to_string);
+        let mut objects: Vec<String> = res
+            .objects
+            .iter()
+            .filter_map(|m| name(&m.location))
+            .collect();
+        let mut prefixes: Vec<String> = res.common_prefixes.iter().filter_map(name).collect();
+        objects.sort();
+        prefixes.sort();
+        Ok(DirListing { objects, prefixes })
+    }
+
+    /// List every key under `key` recursively, relative to this store's prefix, sorted.
+    pub async fn list_prefix(&self, key: &StoreKey) -> Result<Vec<StoreKey>, StoreError> {
+        let path = self.path(key);
+        let prefix = if path.as_ref().is_empty() {
+            None
+        } else {
+            Some(&path)
+        };
+        let metas: Vec<_> = self
+            .inner
+            .list(prefix)
+            .try_collect()
+            .await
+            .map_err(|e| self.err(key, e))?;
+        let mut out = Vec::with_capacity(metas.len());
+        for m in metas {
+            if let Some(rel) = m.location.prefix_match(&self.prefix) {
+                let s: Vec<String> = rel.map(|p| p.as_ref().to_string()).collect();
+                out.push(StoreKey::new(s.join("/"))?);
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+}
