@@ -7,4 +7,6 @@
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 #![deny(rustdoc::broken_intra_doc_links)]
 
+pub mod grid;
 pub mod index;
+pub mod plan;

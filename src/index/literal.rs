@@ -58,7 +58,10 @@ impl IndexTransform {
 enum Pending {
     Map(OutputIndexMap),
     /// An outer-indexing array on new axis `axis`.
-    Outer { axis: usize, values: Vec<i64> },
+    Outer {
+        axis: usize,
+        values: Vec<i64>,
+    },
     /// A vectorized array: compact shape right-aligned to the broadcast dimensions.
     Vector(ArrayD<i64>),
 }
@@ -106,7 +109,11 @@ pub(crate) fn selection_transform(
             }
             SelectionItem::Slice(s) => {
                 let (l, h, offset, stride) = literal_slice(s, domain.interval(dim), dim)?;
-                pending.push(Pending::Map(OutputIndexMap::dimension(lo.len(), offset, stride)));
+                pending.push(Pending::Map(OutputIndexMap::dimension(
+                    lo.len(),
+                    offset,
+                    stride,
+                )));
                 lo.push(l);
                 hi.push(h);
                 dim += 1;
@@ -281,7 +288,9 @@ impl VectorPart {
 }
 
 /// NumPy broadcasting of shapes (right-aligned; size-1 axes stretch).
-pub(crate) fn broadcast_shapes<'a>(shapes: impl Iterator<Item = &'a [usize]>) -> Result<Vec<usize>> {
+pub(crate) fn broadcast_shapes<'a>(
+    shapes: impl Iterator<Item = &'a [usize]>,
+) -> Result<Vec<usize>> {
     let shapes: Vec<&[usize]> = shapes.collect();
     let rank = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
     let mut out = vec![1usize; rank];

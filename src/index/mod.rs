@@ -21,7 +21,7 @@ pub use domain::{IndexDomain, MAX_RANK, NarrowItem};
 pub use error::{IndexError, Result};
 pub use map::{IndexArray, OutputIndexMap};
 pub use selection::{
-    Dialect, Ellipsis, NewAxis, Selection, SelectionItem, SelectionMode, Slice, __with_step,
+    __with_step, Dialect, Ellipsis, NewAxis, Selection, SelectionItem, SelectionMode, Slice,
     index_array_from,
 };
 pub use transform::{IndexArrayStructure, IndexTransform};

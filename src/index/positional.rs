@@ -11,10 +11,7 @@ use super::error::{IndexError, Result};
 use super::selection::{Selection, SelectionItem, Slice};
 
 /// Converts a positional selection on `domain` into the equivalent literal selection.
-pub(crate) fn to_literal(
-    selection: &Selection,
-    domain: &IndexDomain,
-) -> Result<Selection> {
+pub(crate) fn to_literal(selection: &Selection, domain: &IndexDomain) -> Result<Selection> {
     let items = selection.expanded(domain.rank())?;
     let mut out = Vec::with_capacity(items.len());
     let mut dim = 0usize;
@@ -86,7 +83,11 @@ fn positional_slice(s: &Slice, domain: &IndexDomain, dim: usize) -> Result<Slice
             s.stop.map_or(-1, |v| clamp(v, -1, n - 1)),
         )
     };
-    let empty = if step > 0 { stop <= start } else { stop >= start };
+    let empty = if step > 0 {
+        stop <= start
+    } else {
+        stop >= start
+    };
     let origin = domain.origin()[dim] as i128;
     let lit = |v: i128| {
         i64::try_from(origin + v).map_err(|_| {

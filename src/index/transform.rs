@@ -287,9 +287,8 @@ impl IndexTransform {
             .zip(self.domain.origin())
             .enumerate()
             .map(|(d, (&to, &from))| {
-                to.checked_sub(from).ok_or_else(|| {
-                    IndexError::Overflow(format!("dimension {d}: {to} - {from}"))
-                })
+                to.checked_sub(from)
+                    .ok_or_else(|| IndexError::Overflow(format!("dimension {d}: {to} - {from}")))
             })
             .collect::<Result<Vec<_>>>()?;
         self.translate_domain_by(&shift)
