@@ -84,6 +84,11 @@ pub trait DimensionGrid: fmt::Debug + Send + Sync {
         Ok(())
     }
 
+    /// This grid as a [`RegularGrid`], if it is one (lets the planner use closed forms).
+    fn as_regular(&self) -> Option<&RegularGrid> {
+        None
+    }
+
     /// The first chunk coordinate past the end of chunk `chunk`'s valid data
     /// (`chunk_offset + data_size`), computed exactly.
     fn data_end(&self, chunk: i64) -> Result<i64, GridError> {

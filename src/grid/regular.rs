@@ -62,6 +62,11 @@ impl RegularGrid {
         self.size
     }
 
+    /// The start of chunk 0.
+    pub fn origin(&self) -> i64 {
+        self.origin
+    }
+
     /// The region `[lo, hi)` the grid covers.
     pub fn region(&self) -> (i64, i64) {
         (self.lo, self.hi)
@@ -85,6 +90,10 @@ impl RegularGrid {
 }
 
 impl DimensionGrid for RegularGrid {
+    fn as_regular(&self) -> Option<&RegularGrid> {
+        Some(self)
+    }
+
     fn index_to_chunk(&self, index: i64) -> Result<i64, GridError> {
         if index < self.lo || index >= self.hi {
             return Err(self.out_of_grid(index));

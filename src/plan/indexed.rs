@@ -22,7 +22,7 @@ pub struct IndexedSet {
     chunk_size: Vec<u64>,
     pointer: Vec<usize>,
     local: Vec<i64>,
-    positions: Option<Vec<usize>>,
+    positions: Option<Vec<u32>>,
 }
 
 /// The values of an index array as one contiguous C-order slice.
@@ -52,39 +52,155 @@ pub(crate) fn storage_range(
     }
 }
 
-/// Stable grouping of `keys` (small non-negative integers below `range`, or arbitrary):
-/// returns the permutation sorting the keys, stable for equal keys, or `None` if the keys
-/// are already non-decreasing.
-pub(crate) fn group_order(keys: &[u64], range: Option<u64>) -> Option<Vec<usize>> {
-    if keys.windows(2).all(|w| w[0] <= w[1]) {
-        return None;
+/// The stable grouping of points: `runs` lists `(key, end)` per distinct key in ascending
+/// order (CSR ends); `order[j]` is the point at grouped position `j`, empty when the points
+/// are already grouped (identity).
+pub(crate) struct Grouping {
+    pub(crate) order: Vec<u32>,
+    pub(crate) runs: Vec<(u64, usize)>,
+}
+
+fn runs_of_sorted(keys: impl Iterator<Item = u64>) -> Vec<(u64, usize)> {
+    let mut runs: Vec<(u64, usize)> = Vec::new();
+    for (j, k) in keys.enumerate() {
+        match runs.last_mut() {
+            Some((last, end)) if *last == k => *end = j + 1,
+            _ => runs.push((k, j + 1)),
+        }
     }
+    runs
+}
+
+/// The most points one table may hold (positions are stored as `u32`).
+pub(crate) fn check_points(n: usize, what: &dyn Fn() -> String) -> Result<()> {
+    if n > u32::MAX as usize {
+        return Err(PlanError::Overflow(format!(
+            "{} has {n} points; at most {} per table are supported",
+            what(),
+            u32::MAX
+        )));
+    }
+    Ok(())
+}
+
+/// Groups points by `keys` (in `[0, range)`), stable within a key, calling `emit(p, j)` to
+/// place point `p` at grouped position `j` (not called when already grouped): a counting
+/// sort when `range` is O(n), else a sort of packed `(key, position)` words.
+pub(crate) fn group_keys(keys: &[u32], range: u64, mut emit: impl FnMut(usize, usize)) -> Grouping {
     let n = keys.len();
-    match range {
-        Some(r) if r as u128 <= (2 * n as u128).max(4096) => {
-            // Counting sort: O(n + r), r bounded by O(n).
-            let mut counts = vec![0usize; r as usize + 1];
-            for &k in keys {
-                counts[k as usize + 1] += 1;
-            }
-            for i in 1..counts.len() {
-                counts[i] += counts[i - 1];
-            }
-            let mut order = vec![0usize; n];
-            for (p, &k) in keys.iter().enumerate() {
-                let slot = &mut counts[k as usize];
-                order[*slot] = p;
-                *slot += 1;
-            }
-            Some(order)
+    if keys.windows(2).all(|w| w[0] <= w[1]) {
+        return Grouping {
+            order: Vec::new(),
+            runs: runs_of_sorted(keys.iter().map(|&k| k as u64)),
+        };
+    }
+    let mut order = vec![0u32; n];
+    if range as u128 <= (2 * n as u128).max(4096) {
+        let mut next = vec![0u32; range as usize];
+        for &k in keys {
+            next[k as usize] += 1;
         }
-        _ => {
-            let mut pairs: Vec<(u64, usize)> = keys.iter().copied().zip(0..).collect();
-            // Positions are unique, so an unstable sort on (key, position) is stable in key.
-            pairs.sort_unstable();
-            Some(pairs.into_iter().map(|(_, p)| p).collect())
+        let mut runs = Vec::new();
+        let mut acc = 0u32;
+        for (k, c) in next.iter_mut().enumerate() {
+            let count = *c;
+            *c = acc;
+            acc += count;
+            if count > 0 {
+                runs.push((k as u64, acc as usize));
+            }
+        }
+        for (p, &k) in keys.iter().enumerate() {
+            let slot = &mut next[k as usize];
+            let j = *slot as usize;
+            *slot += 1;
+            order[j] = p as u32;
+            emit(p, j);
+        }
+        return Grouping { order, runs };
+    }
+    let mut words: Vec<u64> = keys
+        .iter()
+        .zip(0u64..)
+        .map(|(&k, p)| ((k as u64) << 32) | p)
+        .collect();
+    // Positions are unique, so an unstable sort on (key, position) is stable in key.
+    words.sort_unstable();
+    let runs = runs_of_sorted(words.iter().map(|&w| w >> 32));
+    for (j, &w) in words.iter().enumerate() {
+        let p = (w & 0xffff_ffff) as usize;
+        order[j] = p as u32;
+        emit(p, j);
+    }
+    Grouping { order, runs }
+}
+
+/// Groups points by their tuple of chunk ids (lexicographic), for id ranges too wide for
+/// `u32` keys; `runs` keys are row numbers.
+pub(crate) fn group_rows(ids: &[Vec<i64>], n: usize) -> Grouping {
+    let cmp = |a: usize, b: usize| {
+        ids.iter()
+            .map(|c| c[a].cmp(&c[b]))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+    };
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_by(|&a, &b| cmp(a as usize, b as usize).then(a.cmp(&b)));
+    let mut runs: Vec<(u64, usize)> = Vec::new();
+    for j in 0..n {
+        if j > 0 && cmp(order[j - 1] as usize, order[j] as usize).is_eq() {
+            if let Some(last) = runs.last_mut() {
+                last.1 = j + 1;
+            }
+        } else {
+            runs.push((runs.len() as u64, j + 1));
         }
     }
+    Grouping { order, runs }
+}
+
+/// Writes `chunk(st(v)) - idmin` for every value (vectorised; a division-only fast path
+/// on regular grids, blocks of the grid's vectorised lookup otherwise).
+pub(crate) fn chunk_keys(
+    grid: &dyn DimensionGrid,
+    values: &[i64],
+    st: &dyn Fn(i64) -> i64,
+    idmin: i64,
+    keys: &mut [u32],
+) -> std::result::Result<(), crate::grid::GridError> {
+    if let Some(g) = grid.as_regular() {
+        // All coordinates lie in [base, base + span] (checked by the caller's probes).
+        let base = g.chunk_offset(idmin)?;
+        let size = g.size();
+        let (lo, hi) = g.region();
+        let span = hi as i128 - base as i128;
+        if lo <= base && span <= u32::MAX as i128 && size <= u32::MAX as u64 {
+            let sz = size as u32;
+            for (k, &v) in keys.iter_mut().zip(values) {
+                *k = st(v).wrapping_sub(base) as u32 / sz;
+            }
+            return Ok(());
+        }
+        if lo <= base && span <= u64::MAX as i128 {
+            for (k, &v) in keys.iter_mut().zip(values) {
+                *k = (st(v).wrapping_sub(base) as u64 / size) as u32;
+            }
+            return Ok(());
+        }
+    }
+    let mut sbuf = vec![0i64; 4096.min(values.len())];
+    let mut ibuf = vec![0i64; sbuf.len()];
+    for (vals, ks) in values.chunks(4096).zip(keys.chunks_mut(4096)) {
+        let m = vals.len();
+        for (o, &v) in sbuf[..m].iter_mut().zip(vals) {
+            *o = st(v);
+        }
+        grid.indices_to_chunks(&sbuf[..m], &mut ibuf[..m])?;
+        for (k, &c) in ks.iter_mut().zip(&ibuf[..m]) {
+            *k = c.wrapping_sub(idmin) as u32;
+        }
+    }
+    Ok(())
 }
 
 impl IndexedSet {
@@ -148,32 +264,46 @@ impl IndexedSet {
             }
             return Ok(s);
         }
-        let storage: Vec<i64> = values.iter().map(|&v| st(v)).collect();
-        let mut ids = vec![0i64; n];
-        grid.indices_to_chunks(&storage, &mut ids).map_err(&e)?;
-        let (idmin, idmax) = ids
-            .iter()
-            .fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
-        let keys: Vec<u64> = ids
-            .iter()
-            .map(|&c| (c as i128 - idmin as i128) as u64)
-            .collect();
-        let range = (idmax as i128 - idmin as i128 + 1) as u64;
-        let order = group_order(&keys, Some(range));
-        let at = |j: usize| order.as_ref().map_or(j, |o| o[j]);
-        let mut j = 0usize;
-        while j < n {
-            let c = ids[at(j)];
-            let (start, _) = s.push_chunk(c, grid)?;
-            let mut k = j;
-            while k < n && ids[at(k)] == c {
-                s.local.push(storage[at(k)] - start);
-                k += 1;
+        // Chunk ids are monotone in the coordinate: the probes give the id range.
+        let idmin = grid.index_to_chunk(smin).map_err(&e)?;
+        let idmax = grid.index_to_chunk(smax).map_err(&e)?;
+        let range = (idmax as i128 - idmin as i128 + 1) as u128;
+        check_points(n, &|| format!("the index array of storage dimension {dim}"))?;
+        let g = if range <= u32::MAX as u128 {
+            let mut keys: Vec<u32> = vec![0; n];
+            chunk_keys(grid, values, &st, idmin, &mut keys).map_err(&e)?;
+            let mut local = vec![0i64; n];
+            let g = group_keys(&keys, range as u64, |p, j| local[j] = st(values[p]));
+            s.local = local;
+            g
+        } else {
+            let mut ids = vec![0i64; n];
+            let storage: Vec<i64> = values.iter().map(|&v| st(v)).collect();
+            grid.indices_to_chunks(&storage, &mut ids).map_err(&e)?;
+            let mut g = group_rows(std::slice::from_ref(&ids), n);
+            s.local = g.order.iter().map(|&p| storage[p as usize]).collect();
+            // Row keys of the fallback are row numbers: turn them into id offsets.
+            for r in g.runs.iter_mut() {
+                let p = g.order[r.1 - 1] as usize;
+                r.0 = (ids[p] as i128 - idmin as i128) as u64;
             }
-            s.pointer.push(k);
-            j = k;
+            g
+        };
+        if g.order.is_empty() {
+            s.local = values.iter().map(|&v| st(v)).collect();
+        } else {
+            s.positions = Some(g.order);
         }
-        s.positions = order;
+        let mut j0 = 0usize;
+        for &(key, end) in &g.runs {
+            let c = (idmin as i128 + key as i128) as i64;
+            let (start, _) = s.push_chunk(c, grid)?;
+            for v in &mut s.local[j0..end] {
+                *v -= start;
+            }
+            s.pointer.push(end);
+            j0 = end;
+        }
         Ok(s)
     }
 
@@ -249,12 +379,12 @@ impl IndexedSet {
 
     /// Positions along the input axis, grouped by row; `None` means the identity
     /// (already chunk-sorted input).
-    pub fn positions(&self) -> Option<&[usize]> {
+    pub fn positions(&self) -> Option<&[u32]> {
         self.positions.as_deref()
     }
 
     /// Position along the input axis of grouped point `j`.
     pub fn position(&self, j: usize) -> usize {
-        self.positions.as_ref().map_or(j, |p| p[j])
+        self.positions.as_ref().map_or(j, |p| p[j] as usize)
     }
 }

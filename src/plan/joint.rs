@@ -1,6 +1,8 @@
 //! [`JointSet`]: a connected component of maps that share input axes, grouped by chunk tuple.
 
-use super::indexed::{contiguous, group_order, storage_range};
+use super::indexed::{
+    Grouping, check_points, chunk_keys, contiguous, group_keys, group_rows, storage_range,
+};
 use super::{PlanError, Result, grid_err};
 use crate::grid::DimensionGrid;
 use crate::index::{IndexArray, IndexDomain};
@@ -42,7 +44,7 @@ pub struct JointSet {
     chunk_size: Vec<u64>,
     pointer: Vec<usize>,
     local: Vec<i64>,
-    positions: Option<Vec<usize>>,
+    positions: Option<Vec<u32>>,
 }
 
 /// Writes `f(values[compact index])` for every point of `block` in C order, where `compact`
@@ -125,7 +127,8 @@ impl JointSet {
             })?;
         let k = members.len();
         let mut storage: Vec<Vec<i64>> = Vec::with_capacity(k);
-        let mut ids: Vec<Vec<i64>> = Vec::with_capacity(k);
+        let mut mins = Vec::with_capacity(k);
+        let mut radix: Vec<u128> = Vec::with_capacity(k);
         for (m, member) in members.iter().enumerate() {
             let dim = dims[m];
             let grid = grids[dim].as_ref();
@@ -163,8 +166,11 @@ impl JointSet {
                 .fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
             let (smin, smax) = storage_range(dim, offset, stride, vmin, vmax)?;
             let e = grid_err(dim);
-            grid.index_to_chunk(smin).map_err(&e)?;
-            grid.index_to_chunk(smax).map_err(&e)?;
+            // Chunk ids are monotone in the coordinate: the probes give the id range.
+            let idmin = grid.index_to_chunk(smin).map_err(&e)?;
+            let idmax = grid.index_to_chunk(smax).map_err(&e)?;
+            mins.push(idmin);
+            radix.push((idmax as i128 - idmin as i128 + 1) as u128);
             let mut col = Vec::with_capacity(n);
             broadcast_fill(
                 &values,
@@ -173,62 +179,62 @@ impl JointSet {
                 &|v| offset.wrapping_add(stride.wrapping_mul(v)),
                 &mut col,
             );
-            let mut idc = vec![0i64; n];
-            grid.indices_to_chunks(&col, &mut idc).map_err(&e)?;
             storage.push(col);
-            ids.push(idc);
         }
         // Keys: mixed radix over chunk ids (first dimension most significant).
-        let mut mins = Vec::with_capacity(k);
-        let mut total: u128 = 1;
-        let mut radix = Vec::with_capacity(k);
-        for idc in &ids {
-            let (lo, hi) = idc
-                .iter()
-                .fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
-            let r = (hi as i128 - lo as i128 + 1) as u128;
-            mins.push(lo);
-            radix.push(r);
-            total = total.saturating_mul(r);
-        }
-        let order: Option<Vec<usize>>;
-        let same: Box<dyn Fn(usize, usize) -> bool + '_>;
-        if n == 0 {
-            order = None;
-            same = Box::new(|_, _| true);
-        } else if total <= u64::MAX as u128 {
-            let mut keys = vec![0u64; n];
-            for (m, idc) in ids.iter().enumerate() {
-                let mn = mins[m];
-                let r = radix[m] as u64;
-                for (key, &c) in keys.iter_mut().zip(idc) {
-                    *key = key
-                        .wrapping_mul(r)
-                        .wrapping_add((c as i128 - mn as i128) as u64);
+        let total = radix.iter().fold(1u128, |a, &r| a.saturating_mul(r));
+        let mut ids: Vec<Vec<i64>> = Vec::new();
+        check_points(n, &|| format!("the joint block over input axes {axes:?}"))?;
+        let mut local = vec![0i64; n * k];
+        let g: Grouping = if total <= u32::MAX as u128 {
+            let mut keys = vec![0u32; n];
+            let mut digits = vec![0u32; n];
+            for m in 0..k {
+                let grid = grids[dims[m]].as_ref();
+                chunk_keys(grid, &storage[m], &|v| v, mins[m], &mut digits)
+                    .map_err(grid_err(dims[m]))?;
+                let r = radix[m] as u32;
+                for (key, &d) in keys.iter_mut().zip(&digits) {
+                    *key = key.wrapping_mul(r).wrapping_add(d);
                 }
             }
-            order = group_order(&keys, Some(total as u64));
-            same = Box::new(move |a, b| keys[a] == keys[b]);
-        } else {
-            let ids_ref = &ids;
-            let cmp = |a: usize, b: usize| {
-                ids_ref
-                    .iter()
-                    .map(|c| c[a].cmp(&c[b]))
-                    .find(|o| o.is_ne())
-                    .unwrap_or(std::cmp::Ordering::Equal)
-            };
-            let sorted = (1..n).all(|p| cmp(p - 1, p).is_le());
-            order = if sorted {
-                None
+            drop(digits);
+            if let [c0, c1] = &storage[..] {
+                group_keys(&keys, total as u64, |p, j| {
+                    local[2 * j] = c0[p];
+                    local[2 * j + 1] = c1[p];
+                })
             } else {
-                let mut o: Vec<usize> = (0..n).collect();
-                o.sort_by(|&a, &b| cmp(a, b).then(a.cmp(&b)));
-                Some(o)
-            };
-            same = Box::new(move |a, b| cmp(a, b).is_eq());
+                group_keys(&keys, total as u64, |p, j| {
+                    for (m, col) in storage.iter().enumerate() {
+                        local[j * k + m] = col[p];
+                    }
+                })
+            }
+        } else {
+            for m in 0..k {
+                let mut idc = vec![0i64; n];
+                grids[dims[m]]
+                    .indices_to_chunks(&storage[m], &mut idc)
+                    .map_err(grid_err(dims[m]))?;
+                ids.push(idc);
+            }
+            let g = group_rows(&ids, n);
+            for (j, &p) in g.order.iter().enumerate() {
+                for (m, col) in storage.iter().enumerate() {
+                    local[j * k + m] = col[p as usize];
+                }
+            }
+            g
+        };
+        if g.order.is_empty() {
+            for (m, col) in storage.iter().enumerate() {
+                for (p, &v) in col.iter().enumerate() {
+                    local[p * k + m] = v;
+                }
+            }
         }
-        let at = |j: usize| order.as_ref().map_or(j, |o| o[j]);
+        drop(storage);
         let mut s = JointSet {
             dims: dims.to_vec(),
             axes: axes.to_vec(),
@@ -238,38 +244,42 @@ impl JointSet {
             chunk_extent: vec![],
             chunk_size: vec![],
             pointer: vec![0],
-            local: Vec::with_capacity(n * k),
-            positions: None,
+            local,
+            positions: if g.order.is_empty() { None } else { Some(g.order) },
         };
-        let mut starts = vec![0i64; k];
-        let mut j = 0usize;
-        while j < n {
-            let p0 = at(j);
+        let mut j0 = 0usize;
+        let mut row_ids = vec![0i64; k];
+        for &(key, end) in &g.runs {
+            if ids.is_empty() {
+                let mut rest = key;
+                for m in (0..k).rev() {
+                    let r = radix[m] as u64;
+                    row_ids[m] = (mins[m] as i128 + (rest % r) as i128) as i64;
+                    rest /= r;
+                }
+            } else {
+                let p0 = s.position(j0);
+                for m in 0..k {
+                    row_ids[m] = ids[m][p0];
+                }
+            }
             for m in 0..k {
                 let dim = dims[m];
                 let grid = grids[dim].as_ref();
                 let e = grid_err(dim);
-                let c = ids[m][p0];
+                let c = row_ids[m];
                 let start = grid.chunk_offset(c).map_err(&e)?;
                 s.chunk.push(c);
                 s.chunk_start.push(start);
                 s.chunk_extent.push(grid.data_size(c).map_err(&e)?);
                 s.chunk_size.push(grid.chunk_size(c).map_err(&e)?);
-                starts[m] = start;
-            }
-            let mut q = j;
-            while q < n && same(p0, at(q)) {
-                let p = at(q);
-                for m in 0..k {
-                    s.local.push(storage[m][p] - starts[m]);
+                for q in j0..end {
+                    s.local[q * k + m] -= start;
                 }
-                q += 1;
             }
-            s.pointer.push(q);
-            j = q;
+            s.pointer.push(end);
+            j0 = end;
         }
-        drop(same);
-        s.positions = order;
         Ok(s)
     }
 
@@ -335,6 +345,6 @@ impl JointSet {
 
     /// Flat C-order block position of grouped point `j`.
     pub fn position(&self, j: usize) -> usize {
-        self.positions.as_ref().map_or(j, |p| p[j])
+        self.positions.as_ref().map_or(j, |p| p[j] as usize)
     }
 }

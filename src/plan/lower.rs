@@ -376,12 +376,13 @@ pub(crate) fn lower_row(p: &GridPartition, row: &[usize]) -> Result<ChunkOp> {
         match table {
             Table::Strided(s) => {
                 let d = s.dim();
-                op.chunk_coords[d] = s.chunks()[r];
-                op.chunk_start[d] = s.chunk_starts()[r];
-                op.chunk_shape[d] = s.chunk_sizes()[r];
-                op.data_shape[d] = s.chunk_extents()[r];
+                let row = s.row(r);
+                op.chunk_coords[d] = row.chunk;
+                op.chunk_start[d] = row.chunk_start;
+                op.chunk_shape[d] = row.chunk_size;
+                op.data_shape[d] = row.chunk_extent;
                 if s.input_axis().is_none() {
-                    op.base_local[d] = s.local_starts()[r];
+                    op.base_local[d] = row.local_start;
                 }
             }
             Table::Indexed(s) => {
@@ -448,17 +449,17 @@ pub(crate) fn lower_row(p: &GridPartition, row: &[usize]) -> Result<ChunkOp> {
                     let Table::Strided(s) = &p.tables[t] else {
                         unreachable_table()?
                     };
-                    let r = row[t];
+                    let sr = s.row(row[t]);
                     LoopAxis {
-                        count: s.counts()[r],
+                        count: sr.count,
                         source: AxisSource::Run {
                             dim: Some(s.dim()),
-                            start: s.local_starts()[r],
+                            start: sr.local_start,
                             stride: s.stride(),
                         },
                         dest: AxisDest::Run {
                             axis: k,
-                            start: s.origins()[r] as i64,
+                            start: sr.origin as i64,
                             stride: 1,
                         },
                     }
@@ -479,7 +480,7 @@ pub(crate) fn lower_row(p: &GridPartition, row: &[usize]) -> Result<ChunkOp> {
                             axes: vec![k],
                             coords: match s.positions() {
                                 None => (j0 as i64..j1 as i64).collect(),
-                                Some(pos) => pos[j0..j1].iter().map(|&x| x as i64).collect(),
+                                Some(pos) => pos[j0..j1].iter().map(|&x| i64::from(x)).collect(),
                             },
                         },
                     }

@@ -49,7 +49,7 @@ use crate::index::{IndexArray, IndexError, IndexTransform, OutputIndexMap};
 pub use indexed::IndexedSet;
 pub use joint::JointSet;
 pub use lower::{AxisDest, AxisSource, ChunkOp, ChunkProjection, Coverage, LoopAxis};
-pub use strided::StridedSet;
+pub use strided::{StridedRow, StridedSet};
 pub use two_level::{ShardWork, ShardedPlan, plan_sharded};
 
 /// Why a plan could not be built.
@@ -217,7 +217,7 @@ impl GridPartition {
         for (t, (table, &r)) in self.tables.iter().zip(row).enumerate() {
             let _ = t;
             match table {
-                Table::Strided(s) => out[s.dim()] = s.chunks()[r],
+                Table::Strided(s) => out[s.dim()] = s.row(r).chunk,
                 Table::Indexed(s) => out[s.dim()] = s.chunks()[r],
                 Table::Joint(s) => {
                     for (m, &d) in s.dims().iter().enumerate() {
