@@ -8,9 +8,11 @@
 #![deny(rustdoc::broken_intra_doc_links)]
 
 pub mod codec;
+pub mod grid;
 pub mod hierarchy;
 pub mod index;
 pub mod metadata;
+pub mod plan;
 pub mod store;
 
 /// The README's code blocks, compiled and run as doc tests.

@@ -1,0 +1,158 @@
+//! Planning speed: partition time for the reference cases of
+//! `indexing-and-planning.md` §16 (zarr-indexing 0.3.0 on a 2-core machine: 1M sorted
+//! oindex ≈ 15 ms, 1M unsorted ≈ 101 ms, 1M random 2-D vindex ≈ 186 ms).
+//!
+//! Run: `cargo bench --bench planning` (short measurement times).
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ndarray::{Array1, ArrayD, IxDyn};
+use zarrflow::grid::{DimensionGrid, RegularGrid};
+use zarrflow::index::{IndexArray, IndexDomain, IndexTransform, OutputIndexMap};
+use zarrflow::plan::plan_chunks;
+use zarrflow::sel;
+
+const N: usize = 1_000_000;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn grids(sizes: &[(u64, u64)]) -> Vec<Arc<dyn DimensionGrid>> {
+    sizes
+        .iter()
+        .map(|&(s, e)| Arc::new(RegularGrid::new(s, e).unwrap()) as Arc<dyn DimensionGrid>)
+        .collect()
+}
+
+/// Minimum wall time over `runs` fresh plans (robust to other load on a shared machine).
+fn min_ms(t: &IndexTransform, g: &[Arc<dyn DimensionGrid>], runs: usize) -> f64 {
+    (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            let plan = plan_chunks(black_box(t), g).unwrap();
+            black_box(plan.partition().unwrap().len());
+            start.elapsed().as_secs_f64() * 1e3
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn partition_time(c: &mut Criterion, name: &str, t: &IndexTransform, g: &[Arc<dyn DimensionGrid>]) {
+    println!("SUMMARY {name}: min of 15 = {:.3} ms", min_ms(t, g, 15));
+    c.bench_function(name, |b| {
+        b.iter(|| {
+            let plan = plan_chunks(black_box(t), g).unwrap();
+            black_box(plan.partition().unwrap().len())
+        })
+    });
+}
+
+fn benches(c: &mut Criterion) {
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let base = IndexTransform::from_shape(&[N as u64]).unwrap();
+
+    // 1M sorted oindex coordinates, 10 chunks of 100k.
+    let sorted: Vec<i64> = (0..N as i64).map(|i| i - (i % 3)).collect();
+    let t = base.oindex(&sel![Array1::from(sorted)]).unwrap();
+    partition_time(
+        c,
+        "oindex 1M sorted / 10 chunks",
+        &t,
+        &grids(&[(100_000, N as u64)]),
+    );
+
+    // 1M unsorted oindex coordinates, 1000 chunks of 1000.
+    let unsorted: Vec<i64> = (0..N).map(|_| (rng.next() % N as u64) as i64).collect();
+    let t = base.oindex(&sel![Array1::from(unsorted)]).unwrap();
+    let g = grids(&[(1000, N as u64)]);
+    partition_time(c, "oindex 1M unsorted / 1000 chunks", &t, &g);
+    c.bench_function("oindex 1M unsorted / 1000 chunks + lower every op", |b| {
+        b.iter(|| {
+            let plan = plan_chunks(black_box(&t), &g).unwrap();
+            let mut cells = 0u128;
+            for op in plan.ops().unwrap() {
+                cells += op.unwrap().num_cells();
+            }
+            black_box(cells)
+        })
+    });
+
+    // 1M random 2-D vindex points over (10000, 10000) / (100, 100): 10k chunks.
+    let e = 10_000u64;
+    let i: Vec<i64> = (0..N).map(|_| (rng.next() % e) as i64).collect();
+    let j: Vec<i64> = (0..N).map(|_| (rng.next() % e) as i64).collect();
+    let domain = IndexDomain::from_shape(&[N as u64]).unwrap();
+    let arr = |v: Vec<i64>| IndexArray::new(ArrayD::from_shape_vec(IxDyn(&[N]), v).unwrap());
+    let t = IndexTransform::new(
+        domain,
+        vec![
+            OutputIndexMap::Array {
+                array: arr(i),
+                offset: 0,
+                stride: 1,
+            },
+            OutputIndexMap::Array {
+                array: arr(j),
+                offset: 0,
+                stride: 1,
+            },
+        ],
+    )
+    .unwrap();
+    let g = grids(&[(100, e), (100, e)]);
+    partition_time(c, "vindex 1M random 2-D points / 10k chunks", &t, &g);
+    c.bench_function(
+        "vindex 1M random 2-D points / 10k chunks + lower every op",
+        |b| {
+            b.iter(|| {
+                let plan = plan_chunks(black_box(&t), &g).unwrap();
+                let mut cells = 0u128;
+                for op in plan.ops().unwrap() {
+                    cells += op.unwrap().num_cells();
+                }
+                black_box(cells)
+            })
+        },
+    );
+
+    // Strided selection over 10^6 chunks per axis: [::3, ::3] over (10^7, 10^7) / (10, 10).
+    let big = 10_000_000u64;
+    let t = IndexTransform::from_shape(&[big, big])
+        .unwrap()
+        .index(&sel![..;3, ..;3])
+        .unwrap();
+    partition_time(
+        c,
+        "strided [::3, ::3] / 10^6 chunks per axis",
+        &t,
+        &grids(&[(10, big), (10, big)]),
+    );
+
+    // Box 1000² / 10² chunks (reference: partition 0.36 ms).
+    let t = IndexTransform::from_shape(&[1000, 1000]).unwrap();
+    partition_time(
+        c,
+        "box 1000^2 / 10^2 chunks",
+        &t,
+        &grids(&[(10, 1000), (10, 1000)]),
+    );
+}
+
+criterion_group! {
+    name = planning;
+    config = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
+    targets = benches
+}
+criterion_main!(planning);

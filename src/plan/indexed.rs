@@ -1,0 +1,390 @@
+//! [`IndexedSet`]: an independent one-axis index array grouped by chunk (CSR).
+
+use super::{PlanError, Result, grid_err};
+use crate::grid::DimensionGrid;
+use crate::index::IndexArray;
+
+/// The touched chunks of one storage dimension whose map is `offset + stride * a[x_k]`, an
+/// index array varying over input axis `k` only, which no other map reads.
+///
+/// Compressed rows by chunk: row `r` owns points `pointer[r]..pointer[r+1]`; `local` holds
+/// their chunk-local coordinates and `positions` their positions along axis `k` (relative to
+/// the axis start), stable (request order) within a chunk. Repeated coordinates stay
+/// distinct points. When the storage coordinates are already chunk-sorted, no sort is done
+/// and `positions` is the identity (not stored).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexedSet {
+    dim: usize,
+    input_axis: usize,
+    chunk: Vec<i64>,
+    chunk_start: Vec<i64>,
+    chunk_extent: Vec<u64>,
+    chunk_size: Vec<u64>,
+    pointer: Vec<usize>,
+    local: Vec<i64>,
+    positions: Option<Vec<u32>>,
+}
+
+/// The values of an index array as one contiguous C-order slice.
+pub(crate) fn contiguous(array: &IndexArray) -> std::borrow::Cow<'_, [i64]> {
+    match array.as_array().as_slice() {
+        Some(s) => std::borrow::Cow::Borrowed(s),
+        None => std::borrow::Cow::Owned(array.view().iter().copied().collect()),
+    }
+}
+
+/// Checks `offset + stride * v` stays in i64 over `[min, max]` and returns the storage
+/// `(min, max)`.
+pub(crate) fn storage_range(
+    dim: usize,
+    offset: i64,
+    stride: i64,
+    vmin: i64,
+    vmax: i64,
+) -> Result<(i64, i64)> {
+    let a = offset as i128 + stride as i128 * vmin as i128;
+    let b = offset as i128 + stride as i128 * vmax as i128;
+    match (i64::try_from(a.min(b)), i64::try_from(a.max(b))) {
+        (Ok(lo), Ok(hi)) => Ok((lo, hi)),
+        _ => Err(PlanError::Overflow(format!(
+            "storage dimension {dim}: {offset} + {stride} * v for v in [{vmin}, {vmax}] leaves i64"
+        ))),
+    }
+}
+
+/// The stable grouping of points: `runs` lists `(key, end)` per distinct key in ascending
+/// order (CSR ends); `order[j]` is the point at grouped position `j`, empty when the points
+/// are already grouped (identity).
+pub(crate) struct Grouping {
+    pub(crate) order: Vec<u32>,
+    pub(crate) runs: Vec<(u64, usize)>,
+}
+
+fn runs_of_sorted(keys: impl Iterator<Item = u64>) -> Vec<(u64, usize)> {
+    let mut runs: Vec<(u64, usize)> = Vec::new();
+    for (j, k) in keys.enumerate() {
+        match runs.last_mut() {
+            Some((last, end)) if *last == k => *end = j + 1,
+            _ => runs.push((k, j + 1)),
+        }
+    }
+    runs
+}
+
+/// The most points one table may hold (positions are stored as `u32`).
+pub(crate) fn check_points(n: usize, what: &dyn Fn() -> String) -> Result<()> {
+    if n > u32::MAX as usize {
+        return Err(PlanError::Overflow(format!(
+            "{} has {n} points; at most {} per table are supported",
+            what(),
+            u32::MAX
+        )));
+    }
+    Ok(())
+}
+
+/// Groups points by `keys` (in `[0, range)`), stable within a key, calling `emit(p, j)` to
+/// place point `p` at grouped position `j` (not called when already grouped): a counting
+/// sort when `range` is O(n), else a sort of packed `(key, position)` words.
+pub(crate) fn group_keys(keys: &[u32], range: u64, mut emit: impl FnMut(usize, usize)) -> Grouping {
+    let n = keys.len();
+    if keys.windows(2).all(|w| w[0] <= w[1]) {
+        return Grouping {
+            order: Vec::new(),
+            runs: runs_of_sorted(keys.iter().map(|&k| k as u64)),
+        };
+    }
+    let mut order = vec![0u32; n];
+    if range as u128 <= (2 * n as u128).max(4096) {
+        let mut next = vec![0u32; range as usize];
+        for &k in keys {
+            next[k as usize] += 1;
+        }
+        let mut runs = Vec::new();
+        let mut acc = 0u32;
+        for (k, c) in next.iter_mut().enumerate() {
+            let count = *c;
+            *c = acc;
+            acc += count;
+            if count > 0 {
+                runs.push((k as u64, acc as usize));
+            }
+        }
+        for (p, &k) in keys.iter().enumerate() {
+            let slot = &mut next[k as usize];
+            let j = *slot as usize;
+            *slot += 1;
+            order[j] = p as u32;
+            emit(p, j);
+        }
+        return Grouping { order, runs };
+    }
+    let mut words: Vec<u64> = keys
+        .iter()
+        .zip(0u64..)
+        .map(|(&k, p)| ((k as u64) << 32) | p)
+        .collect();
+    // Positions are unique, so an unstable sort on (key, position) is stable in key.
+    words.sort_unstable();
+    let runs = runs_of_sorted(words.iter().map(|&w| w >> 32));
+    for (j, &w) in words.iter().enumerate() {
+        let p = (w & 0xffff_ffff) as usize;
+        order[j] = p as u32;
+        emit(p, j);
+    }
+    Grouping { order, runs }
+}
+
+/// Groups points by their tuple of chunk ids (lexicographic), for id ranges too wide for
+/// `u32` keys; `runs` keys are row numbers.
+pub(crate) fn group_rows(ids: &[Vec<i64>], n: usize) -> Grouping {
+    let cmp = |a: usize, b: usize| {
+        ids.iter()
+            .map(|c| c[a].cmp(&c[b]))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+    };
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_by(|&a, &b| cmp(a as usize, b as usize).then(a.cmp(&b)));
+    let mut runs: Vec<(u64, usize)> = Vec::new();
+    for j in 0..n {
+        if j > 0 && cmp(order[j - 1] as usize, order[j] as usize).is_eq() {
+            if let Some(last) = runs.last_mut() {
+                last.1 = j + 1;
+            }
+        } else {
+            runs.push((runs.len() as u64, j + 1));
+        }
+    }
+    Grouping { order, runs }
+}
+
+/// Writes `chunk(st(v)) - idmin` for every value (vectorised; a division-only fast path
+/// on regular grids, blocks of the grid's vectorised lookup otherwise).
+pub(crate) fn chunk_keys(
+    grid: &dyn DimensionGrid,
+    values: &[i64],
+    st: &dyn Fn(i64) -> i64,
+    idmin: i64,
+    keys: &mut [u32],
+) -> std::result::Result<(), crate::grid::GridError> {
+    if let Some(g) = grid.as_regular() {
+        // All coordinates lie in [base, base + span] (checked by the caller's probes).
+        let base = g.chunk_offset(idmin)?;
+        let size = g.size();
+        let (lo, hi) = g.region();
+        let span = hi as i128 - base as i128;
+        if lo <= base && span <= u32::MAX as i128 && size <= u32::MAX as u64 {
+            let sz = size as u32;
+            for (k, &v) in keys.iter_mut().zip(values) {
+                *k = st(v).wrapping_sub(base) as u32 / sz;
+            }
+            return Ok(());
+        }
+        if lo <= base && span <= u64::MAX as i128 {
+            for (k, &v) in keys.iter_mut().zip(values) {
+                *k = (st(v).wrapping_sub(base) as u64 / size) as u32;
+            }
+            return Ok(());
+        }
+    }
+    let mut sbuf = vec![0i64; 4096.min(values.len())];
+    let mut ibuf = vec![0i64; sbuf.len()];
+    for (vals, ks) in values.chunks(4096).zip(keys.chunks_mut(4096)) {
+        let m = vals.len();
+        for (o, &v) in sbuf[..m].iter_mut().zip(vals) {
+            *o = st(v);
+        }
+        grid.indices_to_chunks(&sbuf[..m], &mut ibuf[..m])?;
+        for (k, &c) in ks.iter_mut().zip(&ibuf[..m]) {
+            *k = c.wrapping_sub(idmin) as u32;
+        }
+    }
+    Ok(())
+}
+
+impl IndexedSet {
+    pub(crate) fn build(
+        dim: usize,
+        input_axis: usize,
+        array: &IndexArray,
+        offset: i64,
+        stride: i64,
+        grid: &dyn DimensionGrid,
+    ) -> Result<Self> {
+        let values = contiguous(array);
+        let values: &[i64] = &values;
+        let n = values.len();
+        let mut s = IndexedSet {
+            dim,
+            input_axis,
+            chunk: vec![],
+            chunk_start: vec![],
+            chunk_extent: vec![],
+            chunk_size: vec![],
+            pointer: vec![0],
+            local: Vec::with_capacity(n),
+            positions: None,
+        };
+        if n == 0 {
+            return Ok(s);
+        }
+        let (vmin, vmax) = values
+            .iter()
+            .fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+        let (smin, smax) = storage_range(dim, offset, stride, vmin, vmax)?;
+        let e = grid_err(dim);
+        // Probe the extremes so an out-of-grid error names the coordinate.
+        grid.index_to_chunk(smin).map_err(&e)?;
+        grid.index_to_chunk(smax).map_err(&e)?;
+        // Wrapping arithmetic is exact: every true result lies in [smin, smax] ⊂ i64.
+        let st = |v: i64| offset.wrapping_add(stride.wrapping_mul(v));
+        let sorted = if stride > 0 {
+            values.windows(2).all(|w| w[0] <= w[1])
+        } else {
+            values.windows(2).all(|w| w[0] >= w[1])
+        };
+        if sorted {
+            // Chunk-sorted: one lookup and one binary search per touched chunk.
+            let mut i = 0usize;
+            while i < n {
+                let v = st(values[i]);
+                let c = grid.index_to_chunk(v).map_err(&e)?;
+                let (start, end) = s.push_chunk(c, grid)?;
+                if v < start || v >= end {
+                    return Err(PlanError::InconsistentGrid {
+                        dim,
+                        message: format!("coordinate {v} maps to chunk {c}, data [{start}, {end})"),
+                    });
+                }
+                let j = i + values[i..].partition_point(|&x| st(x) < end);
+                s.local.extend(values[i..j].iter().map(|&x| st(x) - start));
+                s.pointer.push(j);
+                i = j;
+            }
+            return Ok(s);
+        }
+        // Chunk ids are monotone in the coordinate: the probes give the id range.
+        let idmin = grid.index_to_chunk(smin).map_err(&e)?;
+        let idmax = grid.index_to_chunk(smax).map_err(&e)?;
+        let range = (idmax as i128 - idmin as i128 + 1) as u128;
+        check_points(n, &|| format!("the index array of storage dimension {dim}"))?;
+        let g = if range <= u32::MAX as u128 {
+            let mut keys: Vec<u32> = vec![0; n];
+            chunk_keys(grid, values, &st, idmin, &mut keys).map_err(&e)?;
+            let mut local = vec![0i64; n];
+            let g = group_keys(&keys, range as u64, |p, j| local[j] = st(values[p]));
+            s.local = local;
+            g
+        } else {
+            let mut ids = vec![0i64; n];
+            let storage: Vec<i64> = values.iter().map(|&v| st(v)).collect();
+            grid.indices_to_chunks(&storage, &mut ids).map_err(&e)?;
+            let mut g = group_rows(std::slice::from_ref(&ids), n);
+            s.local = g.order.iter().map(|&p| storage[p as usize]).collect();
+            // Row keys of the fallback are row numbers: turn them into id offsets.
+            for r in g.runs.iter_mut() {
+                let p = g.order[r.1 - 1] as usize;
+                r.0 = (ids[p] as i128 - idmin as i128) as u64;
+            }
+            g
+        };
+        if g.order.is_empty() {
+            s.local = values.iter().map(|&v| st(v)).collect();
+        } else {
+            s.positions = Some(g.order);
+        }
+        let mut j0 = 0usize;
+        for &(key, end) in &g.runs {
+            let c = (idmin as i128 + key as i128) as i64;
+            let (start, _) = s.push_chunk(c, grid)?;
+            for v in &mut s.local[j0..end] {
+                *v -= start;
+            }
+            s.pointer.push(end);
+            j0 = end;
+        }
+        Ok(s)
+    }
+
+    fn push_chunk(&mut self, c: i64, grid: &dyn DimensionGrid) -> Result<(i64, i64)> {
+        let e = grid_err(self.dim);
+        let start = grid.chunk_offset(c).map_err(&e)?;
+        let ext = grid.data_size(c).map_err(&e)?;
+        let size = grid.chunk_size(c).map_err(&e)?;
+        self.chunk.push(c);
+        self.chunk_start.push(start);
+        self.chunk_extent.push(ext);
+        self.chunk_size.push(size);
+        Ok((
+            start,
+            i64::try_from(start as i128 + ext as i128).unwrap_or(i64::MAX),
+        ))
+    }
+
+    /// The storage dimension.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// The input axis the array varies over.
+    pub fn input_axis(&self) -> usize {
+        self.input_axis
+    }
+
+    /// Number of rows (touched chunks).
+    pub fn len(&self) -> usize {
+        self.chunk.len()
+    }
+
+    /// True if no row.
+    pub fn is_empty(&self) -> bool {
+        self.chunk.is_empty()
+    }
+
+    /// Chunk id per row (ascending).
+    pub fn chunks(&self) -> &[i64] {
+        &self.chunk
+    }
+
+    /// Global start of each row's chunk.
+    pub fn chunk_starts(&self) -> &[i64] {
+        &self.chunk_start
+    }
+
+    /// Valid (clipped) length of each row's chunk.
+    pub fn chunk_extents(&self) -> &[u64] {
+        &self.chunk_extent
+    }
+
+    /// Declared length of each row's chunk.
+    pub fn chunk_sizes(&self) -> &[u64] {
+        &self.chunk_size
+    }
+
+    /// CSR pointer: row `r` owns points `pointer[r]..pointer[r + 1]`.
+    pub fn pointer(&self) -> &[usize] {
+        &self.pointer
+    }
+
+    /// Chunk-local coordinates of all points, grouped by row.
+    pub fn local(&self) -> &[i64] {
+        &self.local
+    }
+
+    /// Chunk-local coordinates of row `r`'s points.
+    pub fn local_of(&self, r: usize) -> &[i64] {
+        &self.local[self.pointer[r]..self.pointer[r + 1]]
+    }
+
+    /// Positions along the input axis, grouped by row; `None` means the identity
+    /// (already chunk-sorted input).
+    pub fn positions(&self) -> Option<&[u32]> {
+        self.positions.as_deref()
+    }
+
+    /// Position along the input axis of grouped point `j`.
+    pub fn position(&self, j: usize) -> usize {
+        self.positions.as_ref().map_or(j, |p| p[j] as usize)
+    }
+}
