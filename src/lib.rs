@@ -7,6 +7,7 @@
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 #![deny(rustdoc::broken_intra_doc_links)]
 
+pub mod array;
 pub mod codec;
 pub mod grid;
 pub mod hierarchy;

@@ -1,0 +1,213 @@
+//! Arrays and lazy views: the execution layer that runs plans against a store.
+//!
+//! [`Array::open`] reads `zarr.json`; [`Array::view`] gives an [`ArrayView`], a transform
+//! over the array. Indexing a view ([`ArrayView::get`], [`ArrayView::oindex`],
+//! [`ArrayView::vindex`], [`ArrayView::transformed`]) composes transforms and does no I/O.
+//! [`ArrayView::read`] plans the view over the shard (or chunk) grid and then each shard's
+//! inner-chunk grid, fetches what it needs with coalesced requests, decodes on a bounded
+//! blocking pool and copies runs straight into the result.
+
+mod blocking;
+mod cache;
+mod element;
+mod error;
+mod read;
+mod scatter;
+mod view;
+
+use std::sync::Arc;
+
+use crate::codec::Sharding;
+use crate::grid::{DimensionGrid, RectilinearGrid, RegularGrid};
+use crate::hierarchy::ArrayNode;
+use crate::index::IndexTransform;
+use crate::metadata::{ArrayMetadata, ChunkGridSpec};
+use crate::store::{Store, StoreKey, StoreOptions};
+
+pub use element::Element;
+pub use error::{ArrayError, Result};
+pub use blocking::block_on;
+pub use view::ArrayView;
+
+use cache::IndexCache;
+
+/// Execution options of an opened array (runtime only, never stored in metadata).
+///
+/// Coalescing thresholds belong to the store ([`StoreOptions::with_coalesce`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ArrayOptions {
+    /// Shards (or chunks) fetched concurrently.
+    pub request_concurrency: usize,
+    /// Chunks decoded at once on the blocking pool (default: the number of cores).
+    pub decode_threads: usize,
+    /// Byte budget of the shard-index cache; 0 turns it off.
+    pub index_cache_bytes: u64,
+}
+
+impl Default for ArrayOptions {
+    fn default() -> Self {
+        ArrayOptions {
+            request_concurrency: 32,
+            decode_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            index_cache_bytes: 64 << 20,
+        }
+    }
+}
+
+impl ArrayOptions {
+    /// Sets the number of concurrent shard or chunk fetches (at least 1).
+    pub fn with_request_concurrency(mut self, n: usize) -> Self {
+        self.request_concurrency = n.max(1);
+        self
+    }
+
+    /// Sets the number of concurrent decodes (at least 1).
+    pub fn with_decode_threads(mut self, n: usize) -> Self {
+        self.decode_threads = n.max(1);
+        self
+    }
+
+    /// Sets the shard-index cache budget in bytes (0 turns the cache off).
+    pub fn with_index_cache_bytes(mut self, bytes: u64) -> Self {
+        self.index_cache_bytes = bytes;
+        self
+    }
+}
+
+/// An opened Zarr v3 array. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Array {
+    shared: Arc<Shared>,
+}
+
+/// How the outer grid's chunks are laid out.
+#[derive(Debug)]
+pub(crate) struct ShardLayout {
+    pub(crate) sharding: Sharding,
+    pub(crate) inner_chunk_shape: Vec<u64>,
+    /// Inner chunks can be read one by one: sharding is the first codec and nothing wraps it.
+    pub(crate) partial_reads: bool,
+}
+
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) node: ArrayNode,
+    /// The identity transform over the array's shape.
+    pub(crate) identity: IndexTransform,
+    pub(crate) grids: Vec<Arc<dyn DimensionGrid>>,
+    pub(crate) shards: Option<ShardLayout>,
+    pub(crate) elem: usize,
+    pub(crate) options: ArrayOptions,
+    pub(crate) index_cache: Option<IndexCache>,
+}
+
+impl Array {
+    /// Opens the array at a URL (a path, `file://`, `memory://`, `s3://bucket/prefix`,
+    /// `gs://`, `az://`, `http(s)://`).
+    pub async fn open(url: &str) -> Result<Array> {
+        let store = Store::open(url, StoreOptions::default())?;
+        Array::open_in(&store, &StoreKey::root(), ArrayOptions::default()).await
+    }
+
+    /// Opens the array at `path` in `store` with execution options.
+    pub async fn open_in(store: &Store, path: &StoreKey, options: ArrayOptions) -> Result<Array> {
+        let node = ArrayNode::open(store, path).await?;
+        Array::from_node(node, options)
+    }
+
+    /// Wraps an opened node.
+    pub fn from_node(node: ArrayNode, options: ArrayOptions) -> Result<Array> {
+        let meta = node.metadata();
+        let elem = meta.data_type().fixed_size().ok_or_else(|| {
+            ArrayError::Unsupported(format!(
+                "variable-length data type {} (only fixed-size types are read and written)",
+                meta.data_type()
+            ))
+        })?;
+        let identity = IndexTransform::from_shape(meta.shape())?;
+        let grids = grids_of(meta)?;
+        let shards = shard_layout(meta);
+        let index_cache = (options.index_cache_bytes > 0 && shards.is_some())
+            .then(|| IndexCache::new(options.index_cache_bytes));
+        Ok(Array {
+            shared: Arc::new(Shared {
+                node,
+                identity,
+                grids,
+                shards,
+                elem,
+                options,
+                index_cache,
+            }),
+        })
+    }
+
+    /// The array's metadata.
+    pub fn metadata(&self) -> &ArrayMetadata {
+        self.shared.node.metadata()
+    }
+
+    /// The array's shape.
+    pub fn shape(&self) -> &[u64] {
+        self.metadata().shape()
+    }
+
+    /// The store holding the array.
+    pub fn store(&self) -> &Store {
+        self.shared.node.store()
+    }
+
+    /// The execution options.
+    pub fn options(&self) -> &ArrayOptions {
+        &self.shared.options
+    }
+
+    /// The whole array as a view.
+    pub fn view(&self) -> ArrayView {
+        ArrayView::whole(self.clone())
+    }
+}
+
+/// One grid per dimension from the metadata's chunk grid (the shard grid when sharded).
+fn grids_of(meta: &ArrayMetadata) -> Result<Vec<Arc<dyn DimensionGrid>>> {
+    let shape = meta.shape();
+    let grid_err = |d: usize, e: crate::grid::GridError| {
+        ArrayError::Unsupported(format!("chunk grid of dimension {d}: {e}"))
+    };
+    match meta.chunk_grid() {
+        ChunkGridSpec::Regular { chunk_shape } => chunk_shape
+            .iter()
+            .zip(shape)
+            .enumerate()
+            .map(|(d, (&c, &n))| {
+                RegularGrid::new(c, n)
+                    .map(|g| Arc::new(g) as Arc<dyn DimensionGrid>)
+                    .map_err(|e| grid_err(d, e))
+            })
+            .collect(),
+        ChunkGridSpec::Rectilinear { edges, .. } => edges
+            .iter()
+            .zip(shape)
+            .enumerate()
+            .map(|(d, (e, &n))| {
+                RectilinearGrid::new(e, n)
+                    .map(|g| Arc::new(g) as Arc<dyn DimensionGrid>)
+                    .map_err(|err| grid_err(d, err))
+            })
+            .collect(),
+    }
+}
+
+fn shard_layout(meta: &ArrayMetadata) -> Option<ShardLayout> {
+    let pipeline = meta.codecs();
+    let sharding = pipeline.sharding()?;
+    let chain = pipeline.chain();
+    let partial_reads =
+        chain.array_to_array_codecs().is_empty() && chain.bytes_to_bytes_codecs().is_empty();
+    Some(ShardLayout {
+        sharding: sharding.clone(),
+        inner_chunk_shape: sharding.config().chunk_shape.clone(),
+        partial_reads,
+    })
+}

@@ -1,0 +1,340 @@
+//! Copy kernels between a chunk buffer and the result buffer, driven by a [`ChunkOp`].
+//!
+//! A chunk operation is a product of loop axes; each axis moves by a fixed element step in
+//! the chunk and in the result (a run) or visits a list of coordinates (points). The kernel
+//! merges axes that are contiguous in both buffers and copies whole runs with `memcpy`;
+//! every offset range is checked against both buffers before any byte moves.
+
+use crate::plan::{AxisDest, AxisSource, ChunkOp};
+
+use super::error::{ArrayError, Result};
+
+/// Offsets visited by one loop axis, in elements.
+#[derive(Debug, Clone)]
+enum Steps {
+    /// `count` steps: chunk offset `src + i * src_step`, result offset `dst + i * dst_step`.
+    Affine {
+        count: usize,
+        src: i64,
+        src_step: i64,
+        dst: i64,
+        dst_step: i64,
+    },
+    /// Explicit `(chunk offset, result offset)` pairs.
+    List(Vec<(i64, i64)>),
+}
+
+impl Steps {
+    fn count(&self) -> usize {
+        match self {
+            Steps::Affine { count, .. } => *count,
+            Steps::List(v) => v.len(),
+        }
+    }
+
+    /// `(min, max)` of the chunk and of the result offsets (for a non-empty axis).
+    fn bounds(&self) -> ((i64, i64), (i64, i64)) {
+        match self {
+            Steps::Affine {
+                count,
+                src,
+                src_step,
+                dst,
+                dst_step,
+            } => {
+                let last = *count as i64 - 1;
+                let (s0, s1) = (*src, src + src_step * last);
+                let (d0, d1) = (*dst, dst + dst_step * last);
+                ((s0.min(s1), s0.max(s1)), (d0.min(d1), d0.max(d1)))
+            }
+            Steps::List(v) => {
+                let smin = v.iter().map(|p| p.0).min().unwrap_or(0);
+                let smax = v.iter().map(|p| p.0).max().unwrap_or(0);
+                let dmin = v.iter().map(|p| p.1).min().unwrap_or(0);
+                let dmax = v.iter().map(|p| p.1).max().unwrap_or(0);
+                ((smin, smax), (dmin, dmax))
+            }
+        }
+    }
+}
+
+/// C-order element strides of a shape.
+pub(crate) fn c_strides(shape: &[u64]) -> Vec<i64> {
+    let mut s = vec![1i64; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1].saturating_mul(shape[i + 1] as i64);
+    }
+    s
+}
+
+/// A chunk operation compiled to element offsets, ready to copy in either direction.
+#[derive(Debug, Clone)]
+pub(crate) struct Kernel {
+    base: i64,
+    axes: Vec<Steps>,
+}
+
+impl Kernel {
+    /// Compiles `op` for a chunk buffer of `op.chunk_shape` and a result buffer of
+    /// `op.result_shape`, both C order.
+    pub(crate) fn new(op: &ChunkOp) -> Result<Kernel> {
+        let cs = c_strides(&op.chunk_shape);
+        let rs = c_strides(&op.result_shape);
+        let rank = op.chunk_shape.len();
+        let mut set_by_loop = vec![false; rank];
+        let mut axes = Vec::with_capacity(op.axes.len());
+        let bad = |what: String| ArrayError::Internal(format!("chunk operation: {what}"));
+        for a in &op.axes {
+            let count = usize::try_from(a.count).map_err(|_| bad("loop too long".into()))?;
+            let src_affine = match &a.source {
+                AxisSource::Run { dim: None, .. } => Some((0, 0)),
+                AxisSource::Run {
+                    dim: Some(d),
+                    start,
+                    stride,
+                } => {
+                    let s = *cs.get(*d).ok_or_else(|| bad(format!("dimension {d}")))?;
+                    *set_by_loop
+                        .get_mut(*d)
+                        .ok_or_else(|| bad(format!("dimension {d}")))? = true;
+                    Some((start * s, stride * s))
+                }
+                AxisSource::Points { dims, .. } => {
+                    for &d in dims {
+                        *set_by_loop
+                            .get_mut(d)
+                            .ok_or_else(|| bad(format!("dimension {d}")))? = true;
+                    }
+                    None
+                }
+            };
+            let dst_affine = match &a.dest {
+                AxisDest::Run {
+                    axis,
+                    start,
+                    stride,
+                } => {
+                    let s = *rs.get(*axis).ok_or_else(|| bad(format!("axis {axis}")))?;
+                    Some((start * s, stride * s))
+                }
+                AxisDest::Points { .. } => None,
+            };
+            let steps = match (src_affine, dst_affine) {
+                (Some((src, src_step)), Some((dst, dst_step))) => Steps::Affine {
+                    count,
+                    src,
+                    src_step,
+                    dst,
+                    dst_step,
+                },
+                _ => {
+                    let src = offsets(&a.source, count, &cs)?;
+                    let dst = dest_offsets(&a.dest, count, &rs)?;
+                    Steps::List(src.into_iter().zip(dst).collect())
+                }
+            };
+            axes.push(steps);
+        }
+        let base: i64 = (0..rank)
+            .filter(|&d| !set_by_loop[d])
+            .map(|d| op.base_local.get(d).copied().unwrap_or(0) * cs[d])
+            .sum();
+        let mut k = Kernel { base, axes };
+        k.merge_contiguous();
+        Ok(k)
+    }
+
+    /// Number of cells.
+    pub(crate) fn cells(&self) -> usize {
+        self.axes.iter().map(Steps::count).product()
+    }
+
+    /// Merges neighbouring affine axes that are contiguous in both buffers, so whole blocks
+    /// (e.g. complete rows or a whole chunk) copy as one run.
+    fn merge_contiguous(&mut self) {
+        let mut i = self.axes.len();
+        while i >= 2 {
+            i -= 1;
+            let (outer, inner) = (&self.axes[i - 1], &self.axes[i]);
+            if let (
+                Steps::Affine {
+                    count: oc,
+                    src: os,
+                    src_step: oss,
+                    dst: od,
+                    dst_step: ods,
+                },
+                Steps::Affine {
+                    count: ic,
+                    src: is,
+                    src_step: iss,
+                    dst: id,
+                    dst_step: ids,
+                },
+            ) = (outer, inner)
+                && *iss == 1
+                && *ids == 1
+                && *oss == *ic as i64
+                && *ods == *ic as i64
+            {
+                let merged = Steps::Affine {
+                    count: oc * ic,
+                    src: os + is,
+                    src_step: 1,
+                    dst: od + id,
+                    dst_step: 1,
+                };
+                self.axes[i - 1] = merged;
+                self.axes.remove(i);
+            }
+        }
+    }
+
+    /// Checks that every offset lies in `[0, src_len)` and `[0, dst_len)` (elements).
+    fn check(&self, src_len: usize, dst_len: usize) -> Result<()> {
+        if self.axes.iter().any(|a| a.count() == 0) {
+            return Ok(());
+        }
+        let (mut smin, mut smax, mut dmin, mut dmax) = (self.base, self.base, 0i64, 0i64);
+        for a in &self.axes {
+            let ((s0, s1), (d0, d1)) = a.bounds();
+            smin += s0;
+            smax += s1;
+            dmin += d0;
+            dmax += d1;
+        }
+        if smin < 0 || smax >= src_len as i64 || dmin < 0 || dmax >= dst_len as i64 {
+            return Err(ArrayError::Internal(format!(
+                "chunk operation reaches chunk offsets [{smin}, {smax}] of {src_len} and \
+                 result offsets [{dmin}, {dmax}] of {dst_len}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Copies chunk cells into the result (`read`).
+    pub(crate) fn gather_into(&self, chunk: &[u8], result: &mut [u8], elem: usize) -> Result<()> {
+        self.check(chunk.len() / elem, result.len() / elem)?;
+        self.walk(0, self.base, 0, &mut |s, d, n| {
+            let (s, d) = (s as usize * elem, d as usize * elem);
+            result[d..d + n * elem].copy_from_slice(&chunk[s..s + n * elem]);
+        });
+        Ok(())
+    }
+
+    /// Writes one element value (e.g. the fill value) into every result cell of the operation.
+    pub(crate) fn fill_into(&self, value: &[u8], result: &mut [u8]) -> Result<()> {
+        let elem = value.len().max(1);
+        self.check(usize::MAX / 2, result.len() / elem)?;
+        self.walk(0, 0, 0, &mut |_, d, n| {
+            let d = d as usize * elem;
+            for cell in result[d..d + n * elem].chunks_exact_mut(elem) {
+                cell.copy_from_slice(value);
+            }
+        });
+        Ok(())
+    }
+
+    /// Copies result cells into the chunk (`write`): the reverse direction.
+    pub(crate) fn scatter_into(&self, values: &[u8], chunk: &mut [u8], elem: usize) -> Result<()> {
+        self.check(chunk.len() / elem, values.len() / elem)?;
+        self.walk(0, self.base, 0, &mut |s, d, n| {
+            let (s, d) = (s as usize * elem, d as usize * elem);
+            chunk[s..s + n * elem].copy_from_slice(&values[d..d + n * elem]);
+        });
+        Ok(())
+    }
+
+    /// Calls `f(chunk_offset, result_offset, run_length)` for every contiguous run.
+    fn walk(&self, axis: usize, src: i64, dst: i64, f: &mut dyn FnMut(i64, i64, usize)) {
+        let Some(a) = self.axes.get(axis) else {
+            f(src, dst, 1);
+            return;
+        };
+        let innermost = axis + 1 == self.axes.len();
+        match a {
+            Steps::Affine {
+                count,
+                src: s0,
+                src_step,
+                dst: d0,
+                dst_step,
+            } => {
+                if innermost && *src_step == 1 && *dst_step == 1 {
+                    if *count > 0 {
+                        f(src + s0, dst + d0, *count);
+                    }
+                    return;
+                }
+                for i in 0..*count as i64 {
+                    self.walk(axis + 1, src + s0 + i * src_step, dst + d0 + i * dst_step, f);
+                }
+            }
+            Steps::List(v) => {
+                for &(s, d) in v {
+                    self.walk(axis + 1, src + s, dst + d, f);
+                }
+            }
+        }
+    }
+}
+
+fn offsets(source: &AxisSource, count: usize, cs: &[i64]) -> Result<Vec<i64>> {
+    Ok(match source {
+        AxisSource::Run { dim: None, .. } => vec![0; count],
+        AxisSource::Run {
+            dim: Some(d),
+            start,
+            stride,
+        } => {
+            let s = cs[*d];
+            (0..count as i64).map(|i| (start + i * stride) * s).collect()
+        }
+        AxisSource::Points { dims, local } => {
+            let w = dims.len().max(1);
+            if local.len() != count * dims.len() {
+                return Err(ArrayError::Internal(format!(
+                    "{} point coordinates for {count} steps of {} dimensions",
+                    local.len(),
+                    dims.len()
+                )));
+            }
+            local
+                .chunks(w)
+                .map(|row| row.iter().zip(dims).map(|(x, &d)| x * cs[d]).sum())
+                .take(count)
+                .chain(std::iter::repeat(0))
+                .take(count)
+                .collect()
+        }
+    })
+}
+
+fn dest_offsets(dest: &AxisDest, count: usize, rs: &[i64]) -> Result<Vec<i64>> {
+    Ok(match dest {
+        AxisDest::Run {
+            axis,
+            start,
+            stride,
+        } => {
+            let s = rs[*axis];
+            (0..count as i64).map(|i| (start + i * stride) * s).collect()
+        }
+        AxisDest::Points { axes, coords } => {
+            let w = axes.len().max(1);
+            if coords.len() != count * axes.len() {
+                return Err(ArrayError::Internal(format!(
+                    "{} destination coordinates for {count} steps of {} axes",
+                    coords.len(),
+                    axes.len()
+                )));
+            }
+            coords
+                .chunks(w)
+                .map(|row| row.iter().zip(axes).map(|(x, &a)| x * rs[a]).sum())
+                .chain(std::iter::repeat(0))
+                .take(count)
+                .collect()
+        }
+    })
+}

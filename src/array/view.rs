@@ -1,0 +1,202 @@
+//! [`ArrayView`]: a lazy selection of an array (an index transform over its storage space).
+
+use ndarray::{ArrayD, ArrayViewMutD, IxDyn};
+
+use crate::index::{Dialect, IndexDomain, IndexTransform, Selection, SelectionMode};
+
+use super::error::{ArrayError, Result};
+use super::{Array, Element, read};
+
+/// A lazy view of an array: an [`IndexTransform`] from the view's domain to the array's
+/// storage coordinates. Indexing a view composes transforms and does no I/O; reading it
+/// plans and fetches.
+///
+/// NumPy-style keys ([`get`](Self::get), [`oindex`](Self::oindex), [`vindex`](Self::vindex))
+/// are positional: negative values count from the end and slices clamp. Views keep literal
+/// domains (a view `a[10:20]` has domain `[10, 20)`), and a transform key
+/// ([`transformed`](Self::transformed)) is literal, TensorStore style.
+#[derive(Clone, Debug)]
+pub struct ArrayView {
+    array: Array,
+    transform: IndexTransform,
+}
+
+impl ArrayView {
+    pub(crate) fn whole(array: Array) -> ArrayView {
+        let transform = array.shared.identity.clone();
+        ArrayView { array, transform }
+    }
+
+    /// The array viewed.
+    pub fn array(&self) -> &Array {
+        &self.array
+    }
+
+    /// The transform from the view's domain to the array's storage coordinates.
+    pub fn transform(&self) -> &IndexTransform {
+        &self.transform
+    }
+
+    /// The view's domain.
+    pub fn domain(&self) -> &IndexDomain {
+        self.transform.domain()
+    }
+
+    /// The view's shape (the shape of what [`read`](Self::read) returns).
+    pub fn shape(&self) -> Vec<u64> {
+        self.transform.domain().shape()
+    }
+
+    /// Applies a selection in a mode and dialect.
+    pub fn select(
+        &self,
+        selection: &Selection,
+        mode: SelectionMode,
+        dialect: Dialect,
+    ) -> Result<ArrayView> {
+        Ok(ArrayView {
+            array: self.array.clone(),
+            transform: self.transform.select(selection, mode, dialect)?,
+        })
+    }
+
+    /// NumPy basic indexing: integers, slices, `...`, new axes (positional).
+    pub fn get(&self, selection: &Selection) -> Result<ArrayView> {
+        self.select(selection, SelectionMode::Basic, Dialect::Positional)
+    }
+
+    /// Outer (orthogonal) indexing, positional: each 1-D index array or mask selects along
+    /// its own dimension.
+    pub fn oindex(&self, selection: &Selection) -> Result<ArrayView> {
+        self.select(selection, SelectionMode::Outer, Dialect::Positional)
+    }
+
+    /// Vectorized indexing, positional: NumPy advanced indexing (arrays broadcast together
+    /// and select points).
+    pub fn vindex(&self, selection: &Selection) -> Result<ArrayView> {
+        self.select(selection, SelectionMode::Vectorized, Dialect::Positional)
+    }
+
+    /// Composes a literal transform whose output space is this view's domain (TensorStore's
+    /// `view[transform]`): `key.compose(view)`.
+    pub fn transformed(&self, key: &IndexTransform) -> Result<ArrayView> {
+        Ok(ArrayView {
+            array: self.array.clone(),
+            transform: key.compose(&self.transform)?,
+        })
+    }
+
+    /// Like [`transformed`](Self::transformed) with a TensorStore or ndsel JSON transform.
+    pub fn transformed_json(&self, json: &str) -> Result<ArrayView> {
+        self.transformed(&IndexTransform::from_json_str(json)?)
+    }
+
+    /// Restricts the view to a box of its own (literal) coordinates, which must lie inside
+    /// the domain (an empty box is allowed inside).
+    pub fn restricted(&self, bounds: &IndexDomain) -> Result<ArrayView> {
+        if !self.domain().contains_domain(bounds) {
+            return Err(crate::index::IndexError::OutOfBounds(format!(
+                "box {bounds} is not inside the view's domain {}",
+                self.domain()
+            ))
+            .into());
+        }
+        let key = IndexTransform::identity(bounds.clone());
+        self.transformed(&key)
+    }
+
+    fn check_type<T: Element>(&self) -> Result<()> {
+        let name = self.array.metadata().zarrs_metadata().data_type.name();
+        if name != T::DATA_TYPE {
+            return Err(ArrayError::DataTypeMismatch {
+                array: name.to_string(),
+                requested: T::RUST_NAME,
+            });
+        }
+        Ok(())
+    }
+
+    fn shape_usize(&self) -> Result<Vec<usize>> {
+        self.shape()
+            .iter()
+            .map(|&n| {
+                usize::try_from(n).map_err(|_| {
+                    ArrayError::TooLarge(format!("extent {n} does not fit in memory"))
+                })
+            })
+            .collect()
+    }
+
+    /// Number of elements of the view, checked to fit in memory with the element size.
+    fn len(&self) -> Result<usize> {
+        let elem = self.array.shared.elem as u64;
+        self.domain()
+            .num_elements()
+            .filter(|n| n.checked_mul(elem).is_some_and(|b| b <= isize::MAX as u64))
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| {
+                ArrayError::TooLarge(format!(
+                    "reading the view {} ({elem}-byte elements) does not fit in memory",
+                    self.domain()
+                ))
+            })
+    }
+
+    /// Reads the view into a new array of the array's element type.
+    ///
+    /// Fails with [`ArrayError::DataTypeMismatch`] when `T` does not match the data type.
+    pub async fn read<T: Element>(&self) -> Result<ArrayD<T>> {
+        self.check_type::<T>()?;
+        let shape = self.shape_usize()?;
+        let mut values = zeroed::<T>(self.len()?)?;
+        match T::as_bytes_mut(&mut values) {
+            Some(bytes) => read::read_into(&self.array.shared, &self.transform, bytes).await?,
+            None => {
+                let bytes = self.read_bytes().await?;
+                values = T::from_ne_bytes_vec(&bytes).ok_or_else(|| ArrayError::InvalidData {
+                    key: self.array.store().url().to_string(),
+                    reason: format!("a byte that is not a valid {}", T::RUST_NAME),
+                })?;
+            }
+        }
+        ArrayD::from_shape_vec(IxDyn(&shape), values)
+            .map_err(|e| ArrayError::Internal(e.to_string()))
+    }
+
+    /// Reads the view into a caller buffer of exactly the view's shape.
+    pub async fn read_into<T: Element>(&self, out: &mut ArrayViewMutD<'_, T>) -> Result<()> {
+        self.check_type::<T>()?;
+        let shape = self.shape_usize()?;
+        if out.shape() != shape.as_slice() {
+            return Err(ArrayError::ShapeMismatch(format!(
+                "an output of shape {:?} for a view of shape {shape:?}",
+                out.shape()
+            )));
+        }
+        if let Some(slice) = out.as_slice_mut()
+            && let Some(bytes) = T::as_bytes_mut(slice)
+        {
+            return read::read_into(&self.array.shared, &self.transform, bytes).await;
+        }
+        let values = self.read::<T>().await?;
+        out.assign(&values);
+        Ok(())
+    }
+
+    /// Reads the view as C-order native-endian bytes (any fixed-size data type, `r*` too).
+    pub async fn read_bytes(&self) -> Result<Vec<u8>> {
+        let mut bytes = zeroed::<u8>(self.len()? * self.array.shared.elem)?;
+        read::read_into(&self.array.shared, &self.transform, &mut bytes).await?;
+        Ok(bytes)
+    }
+}
+
+/// A buffer of `n` default values, refusing (instead of aborting on) failed allocations.
+fn zeroed<T: Clone + Default>(n: usize) -> Result<Vec<T>> {
+    let mut v: Vec<T> = Vec::new();
+    v.try_reserve_exact(n).map_err(|e| {
+        ArrayError::TooLarge(format!("cannot allocate {n} elements for the result: {e}"))
+    })?;
+    v.resize(n, T::default());
+    Ok(v)
+}
