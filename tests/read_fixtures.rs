@@ -23,7 +23,12 @@ fn mode_of(m: &str) -> SelectionMode {
 }
 
 /// Reads every array fixture and selection from `store`; returns (arrays, selections) checked.
-async fn check_all(store: &Store, dir: &std::path::Path, manifest: &Value, options: ArrayOptions) -> (usize, usize) {
+async fn check_all(
+    store: &Store,
+    dir: &std::path::Path,
+    manifest: &Value,
+    options: ArrayOptions,
+) -> (usize, usize) {
     let (mut arrays, mut selections) = (0, 0);
     let mut failures = Vec::new();
     for a in entries(manifest, "arrays") {
@@ -57,7 +62,10 @@ async fn check_all(store: &Store, dir: &std::path::Path, manifest: &Value, optio
                 }
             };
             if view.shape() != want_shape {
-                failures.push(format!("{path} [{text}] {mode:?}: shape {:?} != {want_shape:?}", view.shape()));
+                failures.push(format!(
+                    "{path} [{text}] {mode:?}: shape {:?} != {want_shape:?}",
+                    view.shape()
+                ));
                 continue;
             }
             match view.read_bytes().await {
@@ -67,7 +75,12 @@ async fn check_all(store: &Store, dir: &std::path::Path, manifest: &Value, optio
             }
         }
     }
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     (arrays, selections)
 }
 
@@ -79,7 +92,10 @@ async fn every_fixture_and_selection_reads_exactly_from_the_local_store() {
     // With and without the index cache, and with one request and one decode at a time.
     for options in [
         ArrayOptions::default(),
-        ArrayOptions::default().with_index_cache_bytes(0).with_request_concurrency(1).with_decode_threads(1),
+        ArrayOptions::default()
+            .with_index_cache_bytes(0)
+            .with_request_concurrency(1)
+            .with_decode_threads(1),
     ] {
         let (arrays, selections) = check_all(&store, &dir, &manifest, options).await;
         println!("local: {arrays} arrays, {selections} selections");
@@ -94,7 +110,13 @@ async fn every_fixture_and_selection_reads_exactly_through_s3() {
     let server = S3Server::start(&["fixtures"]).await;
     let store = Store::open("s3://fixtures/test-data", server.options()).unwrap();
     for (rel, data) in files_under(&dir.join("fixtures")) {
-        store.put(&StoreKey::new(format!("fixtures/{rel}")).unwrap(), Bytes::from(data)).await.unwrap();
+        store
+            .put(
+                &StoreKey::new(format!("fixtures/{rel}")).unwrap(),
+                Bytes::from(data),
+            )
+            .await
+            .unwrap();
     }
     let (arrays, selections) = check_all(&store, &dir, &manifest, ArrayOptions::default()).await;
     println!("s3: {arrays} arrays, {selections} selections");

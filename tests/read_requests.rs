@@ -16,8 +16,13 @@ use zarrflow::store::{Store, StoreOptions};
 fn counting_store() -> (Store, CountingStore<LocalFileSystem>, std::path::PathBuf) {
     let (dir, _) = test_data().expect("test-data");
     let counting = CountingStore::new(LocalFileSystem::new_with_prefix(&dir).unwrap());
-    let store = Store::from_object_store(Arc::new(counting.clone()), "", "file://test-data", StoreOptions::default())
-        .unwrap();
+    let store = Store::from_object_store(
+        Arc::new(counting.clone()),
+        "",
+        "file://test-data",
+        StoreOptions::default(),
+    )
+    .unwrap();
     (store, counting, dir)
 }
 
@@ -36,7 +41,12 @@ async fn full_read_of_a_fully_written_sharded_array_makes_one_request_per_shard(
         let (_, _, want) = read_npy(&dir.join(format!("{path}.npy")));
         assert_eq!(bytemuck_bytes(got.as_slice().unwrap()), want);
         let c = counting.counts();
-        assert_eq!((c.get, c.get_range, c.total()), (4, 0, 4), "{writer}: {:?}", counting.log());
+        assert_eq!(
+            (c.get, c.get_range, c.total()),
+            (4, 0, 4),
+            "{writer}: {:?}",
+            counting.log()
+        );
     }
 }
 
@@ -51,21 +61,43 @@ async fn partial_shard_read_makes_two_index_reads_and_two_coalesced_data_reads()
         let first = view.read::<u16>().await.unwrap();
         let log = counting.log();
         assert_eq!(log.len(), 4, "{writer}: {log:?}");
-        assert!(log.iter().all(|r| r.kind == RequestKind::GetRange), "{log:?}");
+        assert!(
+            log.iter().all(|r| r.kind == RequestKind::GetRange),
+            "{log:?}"
+        );
         // A second read with the index cache on reads no index.
         counting.reset();
         let second = view.read::<u16>().await.unwrap();
         assert_eq!(first, second);
-        assert_eq!(counting.counts().get_range, 2, "{writer}: {:?}", counting.log());
+        assert_eq!(
+            counting.counts().get_range,
+            2,
+            "{writer}: {:?}",
+            counting.log()
+        );
         // Without the cache every read re-reads the indexes.
-        let uncached = open(&store, &path, ArrayOptions::default().with_index_cache_bytes(0)).await;
+        let uncached = open(
+            &store,
+            &path,
+            ArrayOptions::default().with_index_cache_bytes(0),
+        )
+        .await;
         counting.reset();
-        let third = uncached.view().get(&sel![0, 22..42]).unwrap().read::<u16>().await.unwrap();
+        let third = uncached
+            .view()
+            .get(&sel![0, 22..42])
+            .unwrap()
+            .read::<u16>()
+            .await
+            .unwrap();
         assert_eq!(third, first);
         assert_eq!(counting.counts().get_range, 4);
         // The values: the fixture holds its flat position.
         let whole = a.view().read::<u16>().await.unwrap();
-        assert_eq!(first.as_slice().unwrap(), &whole.as_slice().unwrap()[22..42]);
+        assert_eq!(
+            first.as_slice().unwrap(),
+            &whole.as_slice().unwrap()[22..42]
+        );
     }
 }
 
@@ -74,25 +106,49 @@ async fn absent_shards_cost_one_request_each_and_read_as_fill() {
     for writer in ["zarr-python", "tensorstore"] {
         let (store, counting, dir) = counting_store();
         let path = format!("fixtures/{writer}/sharded_partial");
-        let a = open(&store, &path, ArrayOptions::default().with_index_cache_bytes(0)).await;
+        let a = open(
+            &store,
+            &path,
+            ArrayOptions::default().with_index_cache_bytes(0),
+        )
+        .await;
         let (_, _, whole) = read_npy(&dir.join(format!("{path}.npy")));
-        let grid = a.metadata().chunk_grid().regular_chunk_shape().unwrap().to_vec();
+        let grid = a
+            .metadata()
+            .chunk_grid()
+            .regular_chunk_shape()
+            .unwrap()
+            .to_vec();
         let shape = a.shape().to_vec();
         // Find the shards that do not exist and read each one's region.
         let mut absent = 0;
         for i in 0..shape[0].div_ceil(grid[0]) {
             for j in 0..shape[1].div_ceil(grid[1]) {
                 let key = a.store().url_of(&key(&format!("{path}/c/{i}/{j}")));
-                if std::path::Path::new(&key.replace("file://test-data", dir.to_str().unwrap())).exists() {
+                if std::path::Path::new(&key.replace("file://test-data", dir.to_str().unwrap()))
+                    .exists()
+                {
                     continue;
                 }
                 absent += 1;
                 let (r0, c0) = ((i * grid[0]) as i64, (j * grid[1]) as i64);
-                let sel = Selection::parse(&format!("{}:{}, {}:{}", r0, r0 + grid[0] as i64, c0, c0 + grid[1] as i64)).unwrap();
+                let sel = Selection::parse(&format!(
+                    "{}:{}, {}:{}",
+                    r0,
+                    r0 + grid[0] as i64,
+                    c0,
+                    c0 + grid[1] as i64
+                ))
+                .unwrap();
                 let view = a.view().get(&sel).unwrap();
                 counting.reset();
                 let got = view.read_bytes().await.unwrap();
-                assert_eq!(counting.counts().total(), 1, "{writer} shard {i},{j}: {:?}", counting.log());
+                assert_eq!(
+                    counting.counts().total(),
+                    1,
+                    "{writer} shard {i},{j}: {:?}",
+                    counting.log()
+                );
                 let fill = a.metadata().fill_value().as_ne_bytes().to_vec();
                 assert!(got.chunks(fill.len()).all(|c| c == fill.as_slice()));
             }
@@ -105,25 +161,44 @@ async fn absent_shards_cost_one_request_each_and_read_as_fill() {
 async fn vindex_gather_fetches_only_the_inner_chunks_it_touches() {
     let (store, counting, dir) = counting_store();
     let path = "fixtures/zarr-python/reqcount_uint16_64x64_s32_c8_zstd";
-    let a = open(&store, path, ArrayOptions::default().with_index_cache_bytes(0)).await;
+    let a = open(
+        &store,
+        path,
+        ArrayOptions::default().with_index_cache_bytes(0),
+    )
+    .await;
     // Three points in two inner chunks of shard (0,0) and one in shard (1,1).
-    let view = a.view().vindex(&sel![[1, 2, 20, 40], [1, 3, 20, 60]]).unwrap();
+    let view = a
+        .view()
+        .vindex(&sel![[1, 2, 20, 40], [1, 3, 20, 60]])
+        .unwrap();
     counting.reset();
     let got = view.read::<u16>().await.unwrap();
     let (_, _, whole) = read_npy(&dir.join(format!("{path}.npy")));
-    let at = |r: usize, c: usize| u16::from_le_bytes([whole[2 * (r * 64 + c)], whole[2 * (r * 64 + c) + 1]]);
-    assert_eq!(got.as_slice().unwrap(), &[at(1, 1), at(2, 3), at(20, 20), at(40, 60)]);
+    let at = |r: usize, c: usize| {
+        u16::from_le_bytes([whole[2 * (r * 64 + c)], whole[2 * (r * 64 + c) + 1]])
+    };
+    assert_eq!(
+        got.as_slice().unwrap(),
+        &[at(1, 1), at(2, 3), at(20, 20), at(40, 60)]
+    );
     let log = counting.log();
     // Shard (0,0): index + inner chunks (0,0) and (2,2) (far apart: coalesced only if the gap
     // allows); shard (1,1): index + one inner chunk.
-    assert!(log.iter().all(|r| r.kind == RequestKind::GetRange), "{log:?}");
+    assert!(
+        log.iter().all(|r| r.kind == RequestKind::GetRange),
+        "{log:?}"
+    );
     assert!((4..=5).contains(&log.len()), "{log:?}");
     let bytes_read = counting.counts().bytes_read;
     let shard_bytes: u64 = ["c/0/0", "c/1/1"]
         .iter()
         .map(|k| std::fs::metadata(dir.join(path).join(k)).unwrap().len())
         .sum();
-    assert!(bytes_read < shard_bytes, "read {bytes_read} bytes of {shard_bytes}");
+    assert!(
+        bytes_read < shard_bytes,
+        "read {bytes_read} bytes of {shard_bytes}"
+    );
 }
 
 fn bytemuck_bytes(v: &[u16]) -> Vec<u8> {

@@ -44,7 +44,8 @@ macro_rules! pod_element {
             fn from_ne_bytes_vec(bytes: &[u8]) -> Option<Vec<Self>> {
                 let n = bytes.len() / std::mem::size_of::<$t>();
                 let mut out = vec![<$t>::default(); n];
-                bytemuck::cast_slice_mut::<$t, u8>(&mut out).copy_from_slice(bytes.get(..n * std::mem::size_of::<$t>())?);
+                bytemuck::cast_slice_mut::<$t, u8>(&mut out)
+                    .copy_from_slice(bytes.get(..n * std::mem::size_of::<$t>())?);
                 Some(out)
             }
         }

@@ -24,9 +24,9 @@ use crate::index::IndexTransform;
 use crate::metadata::{ArrayMetadata, ChunkGridSpec};
 use crate::store::{Store, StoreKey, StoreOptions};
 
+pub use blocking::block_on;
 pub use element::Element;
 pub use error::{ArrayError, Result};
-pub use blocking::block_on;
 pub use view::ArrayView;
 
 use cache::IndexCache;

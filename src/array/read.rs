@@ -188,7 +188,11 @@ async fn read_shard(
         })
         .await;
     }
-    let index = match shared.index_cache.as_ref().and_then(|c| c.get(key.as_str())) {
+    let index = match shared
+        .index_cache
+        .as_ref()
+        .and_then(|c| c.get(key.as_str()))
+    {
         Some(index) => index,
         None => match read_shard_index(store, &key, &codec).await? {
             None => return Ok(vec![(work.shard, Payload::Fill)]),

@@ -144,11 +144,6 @@ impl Kernel {
         Ok(k)
     }
 
-    /// Number of cells.
-    pub(crate) fn cells(&self) -> usize {
-        self.axes.iter().map(Steps::count).product()
-    }
-
     /// Merges neighbouring affine axes that are contiguous in both buffers, so whole blocks
     /// (e.g. complete rows or a whole chunk) copy as one run.
     fn merge_contiguous(&mut self) {
@@ -236,6 +231,7 @@ impl Kernel {
     }
 
     /// Copies result cells into the chunk (`write`): the reverse direction.
+    #[allow(dead_code)] // used by the write path, which lands next
     pub(crate) fn scatter_into(&self, values: &[u8], chunk: &mut [u8], elem: usize) -> Result<()> {
         self.check(chunk.len() / elem, values.len() / elem)?;
         self.walk(0, self.base, 0, &mut |s, d, n| {
@@ -267,7 +263,12 @@ impl Kernel {
                     return;
                 }
                 for i in 0..*count as i64 {
-                    self.walk(axis + 1, src + s0 + i * src_step, dst + d0 + i * dst_step, f);
+                    self.walk(
+                        axis + 1,
+                        src + s0 + i * src_step,
+                        dst + d0 + i * dst_step,
+                        f,
+                    );
                 }
             }
             Steps::List(v) => {
@@ -288,7 +289,9 @@ fn offsets(source: &AxisSource, count: usize, cs: &[i64]) -> Result<Vec<i64>> {
             stride,
         } => {
             let s = cs[*d];
-            (0..count as i64).map(|i| (start + i * stride) * s).collect()
+            (0..count as i64)
+                .map(|i| (start + i * stride) * s)
+                .collect()
         }
         AxisSource::Points { dims, local } => {
             let w = dims.len().max(1);
@@ -318,7 +321,9 @@ fn dest_offsets(dest: &AxisDest, count: usize, rs: &[i64]) -> Result<Vec<i64>> {
             stride,
         } => {
             let s = rs[*axis];
-            (0..count as i64).map(|i| (start + i * stride) * s).collect()
+            (0..count as i64)
+                .map(|i| (start + i * stride) * s)
+                .collect()
         }
         AxisDest::Points { axes, coords } => {
             let w = axes.len().max(1);

@@ -120,9 +120,8 @@ impl ArrayView {
         self.shape()
             .iter()
             .map(|&n| {
-                usize::try_from(n).map_err(|_| {
-                    ArrayError::TooLarge(format!("extent {n} does not fit in memory"))
-                })
+                usize::try_from(n)
+                    .map_err(|_| ArrayError::TooLarge(format!("extent {n} does not fit in memory")))
             })
             .collect()
     }
