@@ -112,7 +112,6 @@ async fn absent_shards_cost_one_request_each_and_read_as_fill() {
             ArrayOptions::default().with_index_cache_bytes(0),
         )
         .await;
-        let (_, _, whole) = read_npy(&dir.join(format!("{path}.npy")));
         let grid = a
             .metadata()
             .chunk_grid()
