@@ -236,7 +236,8 @@ async fn writing_the_fill_value_deletes_inner_chunks_and_empty_shards() {
     let c = counting.counts();
     assert_eq!((c.delete, c.gets(), c.put), (1, 0, 0));
     // Unsharded: a chunk equal to the fill value is deleted; an option keeps it.
-    let spec = ArraySpec::new(vec![4, 4], "int32").inner_chunk_shape(vec![2, 2]);
+    let spec = ArraySpec::new(vec![4, 4], "int32").shard_shape(vec![2, 2]);
+    assert!(spec.build().unwrap().codecs().sharding().is_none());
     let (u, counting) = setup(spec.clone()).await;
     u.view()
         .get(&sel![0..2, 0..2])
