@@ -159,31 +159,37 @@ pub(crate) fn group_rows(ids: &[Vec<i64>], n: usize) -> Grouping {
     Grouping { order, runs }
 }
 
-/// Writes `chunk(st(v)) - idmin` for every value (vectorised; a division-only fast path
-/// on regular grids, blocks of the grid's vectorised lookup otherwise).
-pub(crate) fn chunk_keys(
+/// Sets `keys[i] = combine(keys[i], chunk(st(values[i])) - idmin)` for every value
+/// (vectorised: a 32-bit division fast path on regular grids, blocks of the
+/// grid's vectorised lookup otherwise). The caller guarantees the id range fits `u32`.
+pub(crate) fn chunk_keys<S, F>(
     grid: &dyn DimensionGrid,
     values: &[i64],
-    st: &dyn Fn(i64) -> i64,
+    st: S,
     idmin: i64,
     keys: &mut [u32],
-) -> std::result::Result<(), crate::grid::GridError> {
+    combine: F,
+) -> std::result::Result<(), crate::grid::GridError>
+where
+    S: Fn(i64) -> i64,
+    F: Fn(u32, u32) -> u32,
+{
     if let Some(g) = grid.as_regular() {
-        // All coordinates lie in [base, base + span] (checked by the caller's probes).
+        // All coordinates lie in [base, hi) (checked by the caller's probes).
         let base = g.chunk_offset(idmin)?;
         let size = g.size();
         let (lo, hi) = g.region();
         let span = hi as i128 - base as i128;
-        if lo <= base && span <= u32::MAX as i128 && size <= u32::MAX as u64 {
+        if lo <= base && span <= u32::MAX as i128 && size <= u32::MAX as u64 && size > 0 {
             let sz = size as u32;
             for (k, &v) in keys.iter_mut().zip(values) {
-                *k = st(v).wrapping_sub(base) as u32 / sz;
+                *k = combine(*k, st(v).wrapping_sub(base) as u32 / sz);
             }
             return Ok(());
         }
-        if lo <= base && span <= u64::MAX as i128 {
+        if lo <= base && span <= i64::MAX as i128 && size > 0 {
             for (k, &v) in keys.iter_mut().zip(values) {
-                *k = (st(v).wrapping_sub(base) as u64 / size) as u32;
+                *k = combine(*k, (st(v).wrapping_sub(base) as u64 / size) as u32);
             }
             return Ok(());
         }
@@ -197,7 +203,7 @@ pub(crate) fn chunk_keys(
         }
         grid.indices_to_chunks(&sbuf[..m], &mut ibuf[..m])?;
         for (k, &c) in ks.iter_mut().zip(&ibuf[..m]) {
-            *k = c.wrapping_sub(idmin) as u32;
+            *k = combine(*k, c.wrapping_sub(idmin) as u32);
         }
     }
     Ok(())
@@ -271,7 +277,7 @@ impl IndexedSet {
         check_points(n, &|| format!("the index array of storage dimension {dim}"))?;
         let g = if range <= u32::MAX as u128 {
             let mut keys: Vec<u32> = vec![0; n];
-            chunk_keys(grid, values, &st, idmin, &mut keys).map_err(&e)?;
+            chunk_keys(grid, values, st, idmin, &mut keys, |_, d| d).map_err(&e)?;
             let mut local = vec![0i64; n];
             let g = group_keys(&keys, range as u64, |p, j| local[j] = st(values[p]));
             s.local = local;

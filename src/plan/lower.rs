@@ -411,10 +411,13 @@ pub(crate) fn lower_row(p: &GridPartition, row: &[usize]) -> Result<ChunkOp> {
                 let r = row[t];
                 let (j0, j1) = (s.pointer()[r], s.pointer()[r + 1]);
                 let block = s.block_shape();
+                let k = s.dims().len();
                 let mut coords = vec![0i64; (j1 - j0) * block.len()];
-                for (q, j) in (j0..j1).enumerate() {
+                let mut local = Vec::with_capacity((j1 - j0) * k);
+                for (q, rec) in s.records_of(r).chunks(k + 1).enumerate() {
+                    local.extend_from_slice(&rec[..k]);
                     unravel(
-                        s.position(j),
+                        rec[k] as usize,
                         block,
                         &mut coords[q * block.len()..][..block.len()],
                     );
@@ -423,7 +426,7 @@ pub(crate) fn lower_row(p: &GridPartition, row: &[usize]) -> Result<ChunkOp> {
                     count: (j1 - j0) as u64,
                     source: AxisSource::Points {
                         dims: s.dims().to_vec(),
-                        local: s.local_of(r).to_vec(),
+                        local,
                     },
                     dest: AxisDest::Points {
                         axes: s.axes().to_vec(),

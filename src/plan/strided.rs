@@ -3,7 +3,6 @@
 use super::{PlanError, Result, grid_err};
 use crate::grid::DimensionGrid;
 
-
 /// One row of a [`StridedSet`]: one touched chunk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct StridedRow {
@@ -209,7 +208,9 @@ impl StridedSet {
             } else {
                 (off0 + a as u128 * (n as u128 - 1)) / size as u128 + 1
             };
-            if let (Ok(n), Ok(a), Ok(rows)) = (u64::try_from(n), u64::try_from(a), usize::try_from(rows)) {
+            if let (Ok(n), Ok(a), Ok(rows)) =
+                (u64::try_from(n), u64::try_from(a), usize::try_from(rows))
+            {
                 s.rows = Rows::Regular(RegularRows {
                     c0: rel.div_euclid(size) as i64,
                     off0: off0 as u64,
