@@ -58,6 +58,8 @@ pub(crate) fn storage_range(
 pub(crate) struct Grouping {
     pub(crate) order: Vec<u32>,
     pub(crate) runs: Vec<(u64, usize)>,
+    /// True when the points were already grouped (no `emit` call, `order` empty).
+    pub(crate) identity: bool,
 }
 
 fn runs_of_sorted(keys: impl Iterator<Item = u64>) -> Vec<(u64, usize)> {
@@ -86,15 +88,25 @@ pub(crate) fn check_points(n: usize, what: &dyn Fn() -> String) -> Result<()> {
 /// Groups points by `keys` (in `[0, range)`), stable within a key, calling `emit(p, j)` to
 /// place point `p` at grouped position `j` (not called when already grouped): a counting
 /// sort when `range` is O(n), else a sort of packed `(key, position)` words.
-pub(crate) fn group_keys(keys: &[u32], range: u64, mut emit: impl FnMut(usize, usize)) -> Grouping {
+pub(crate) fn group_keys(
+    keys: &[u32],
+    range: u64,
+    with_order: bool,
+    mut emit: impl FnMut(usize, usize),
+) -> Grouping {
     let n = keys.len();
     if keys.windows(2).all(|w| w[0] <= w[1]) {
         return Grouping {
             order: Vec::new(),
             runs: runs_of_sorted(keys.iter().map(|&k| k as u64)),
+            identity: true,
         };
     }
-    let mut order = vec![0u32; n];
+    let mut order = if with_order {
+        vec![0u32; n]
+    } else {
+        Vec::new()
+    };
     if range as u128 <= (2 * n as u128).max(4096) {
         let mut next = vec![0u32; range as usize];
         for &k in keys {
@@ -114,10 +126,16 @@ pub(crate) fn group_keys(keys: &[u32], range: u64, mut emit: impl FnMut(usize, u
             let slot = &mut next[k as usize];
             let j = *slot as usize;
             *slot += 1;
-            order[j] = p as u32;
+            if with_order {
+                order[j] = p as u32;
+            }
             emit(p, j);
         }
-        return Grouping { order, runs };
+        return Grouping {
+            order,
+            runs,
+            identity: false,
+        };
     }
     let mut words: Vec<u64> = keys
         .iter()
@@ -129,10 +147,16 @@ pub(crate) fn group_keys(keys: &[u32], range: u64, mut emit: impl FnMut(usize, u
     let runs = runs_of_sorted(words.iter().map(|&w| w >> 32));
     for (j, &w) in words.iter().enumerate() {
         let p = (w & 0xffff_ffff) as usize;
-        order[j] = p as u32;
+        if with_order {
+            order[j] = p as u32;
+        }
         emit(p, j);
     }
-    Grouping { order, runs }
+    Grouping {
+        order,
+        runs,
+        identity: false,
+    }
 }
 
 /// Groups points by their tuple of chunk ids (lexicographic), for id ranges too wide for
@@ -156,7 +180,11 @@ pub(crate) fn group_rows(ids: &[Vec<i64>], n: usize) -> Grouping {
             runs.push((runs.len() as u64, j + 1));
         }
     }
-    Grouping { order, runs }
+    Grouping {
+        order,
+        runs,
+        identity: false,
+    }
 }
 
 /// Sets `keys[i] = combine(keys[i], chunk(st(values[i])) - idmin)` for every value
@@ -235,9 +263,18 @@ impl IndexedSet {
         if n == 0 {
             return Ok(s);
         }
-        let (vmin, vmax) = values
-            .iter()
-            .fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+        // Chunk-sorted input (storage non-decreasing) needs no min/max pass.
+        let sorted = if stride > 0 {
+            values.windows(2).all(|w| w[0] <= w[1])
+        } else {
+            values.windows(2).all(|w| w[0] >= w[1])
+        };
+        let (vmin, vmax) = match (sorted, values.first(), values.last()) {
+            (true, Some(&a), Some(&b)) => (a.min(b), a.max(b)),
+            _ => values
+                .iter()
+                .fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v), b.max(v))),
+        };
         let (smin, smax) = storage_range(dim, offset, stride, vmin, vmax)?;
         let e = grid_err(dim);
         // Probe the extremes so an out-of-grid error names the coordinate.
@@ -245,11 +282,6 @@ impl IndexedSet {
         grid.index_to_chunk(smax).map_err(&e)?;
         // Wrapping arithmetic is exact: every true result lies in [smin, smax] ⊂ i64.
         let st = |v: i64| offset.wrapping_add(stride.wrapping_mul(v));
-        let sorted = if stride > 0 {
-            values.windows(2).all(|w| w[0] <= w[1])
-        } else {
-            values.windows(2).all(|w| w[0] >= w[1])
-        };
         if sorted {
             // Chunk-sorted: one lookup and one binary search per touched chunk.
             let mut i = 0usize;
@@ -279,7 +311,7 @@ impl IndexedSet {
             let mut keys: Vec<u32> = vec![0; n];
             chunk_keys(grid, values, st, idmin, &mut keys, |_, d| d).map_err(&e)?;
             let mut local = vec![0i64; n];
-            let g = group_keys(&keys, range as u64, |p, j| local[j] = st(values[p]));
+            let g = group_keys(&keys, range as u64, true, |p, j| local[j] = st(values[p]));
             s.local = local;
             g
         } else {
@@ -295,7 +327,7 @@ impl IndexedSet {
             }
             g
         };
-        if g.order.is_empty() {
+        if g.identity {
             s.local = values.iter().map(|&v| st(v)).collect();
         } else {
             s.positions = Some(g.order);

@@ -251,6 +251,7 @@ impl JointSet {
                 group_keys(
                     &keys,
                     total as u64,
+                    false,
                     #[inline(always)]
                     |p, j| {
                         let rec = &mut data[3 * j..3 * j + 3];
@@ -260,7 +261,7 @@ impl JointSet {
                     },
                 )
             } else {
-                group_keys(&keys, total as u64, |p, j| {
+                group_keys(&keys, total as u64, false, |p, j| {
                     let rec = &mut data[w * j..w * j + w];
                     for (m, col) in storage.iter().enumerate() {
                         rec[m] = col.get(p);
@@ -287,7 +288,7 @@ impl JointSet {
             }
             g
         };
-        if g.order.is_empty() {
+        if g.identity {
             for p in 0..n {
                 for (m, col) in storage.iter().enumerate() {
                     data[p * w + m] = col.get(p);
@@ -310,6 +311,7 @@ impl JointSet {
         };
         let mut j0 = 0usize;
         let mut row_ids = vec![0i64; k];
+        let mut starts = vec![0i64; k];
         for &(key, end) in &g.runs {
             if ids.is_empty() {
                 let mut rest = key;
@@ -334,8 +336,11 @@ impl JointSet {
                 s.chunk_start.push(start);
                 s.chunk_extent.push(grid.data_size(c).map_err(&e)?);
                 s.chunk_size.push(grid.chunk_size(c).map_err(&e)?);
-                for q in j0..end {
-                    s.data[q * w + m] -= start;
+                starts[m] = start;
+            }
+            for rec in s.data[j0 * w..end * w].chunks_exact_mut(w) {
+                for (x, &st) in rec.iter_mut().zip(&starts) {
+                    *x -= st;
                 }
             }
             s.pointer.push(end);
