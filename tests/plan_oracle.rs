@@ -309,7 +309,7 @@ fn run_case(seed: u64) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
     #[test]
     fn exactly_once_oracle(seed in any::<u64>()) {
         run_case(seed);

@@ -32,6 +32,30 @@
 //! [`ChunkOp`] (per-axis runs or coordinate lists with destinations in the zero-origin
 //! result buffer). [`plan_sharded`] plans twice (shard grid, then each shard's inner-chunk
 //! grid) and composes destinations so inner-chunk operations address the final result.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use zarrflow::grid::{DimensionGrid, RegularGrid};
+//! use zarrflow::index::IndexTransform;
+//! use zarrflow::plan::{Coverage, plan_chunks};
+//! use zarrflow::sel;
+//!
+//! let t = IndexTransform::from_shape(&[7, 9]).unwrap().oindex(&sel![[6, 0, 0, 2], 5..]).unwrap();
+//! let grids: Vec<Arc<dyn DimensionGrid>> = vec![
+//!     Arc::new(RegularGrid::new(3, 7).unwrap()),
+//!     Arc::new(RegularGrid::new(4, 9).unwrap()),
+//! ];
+//! let plan = plan_chunks(&t, &grids).unwrap();
+//! let coords: Vec<Vec<i64>> = plan.chunk_coords().unwrap().collect();
+//! assert_eq!(coords, [[0, 1], [0, 2], [2, 1], [2, 2]]);
+//! for op in plan.ops().unwrap() {
+//!     let op = op.unwrap();
+//!     assert_eq!(op.coverage, Coverage::Partial);
+//!     // Gather: chunk buffer offset -> result buffer offset, C order on both sides.
+//!     let (cs, rs) = (op.chunk_c_strides(), op.result_c_strides());
+//!     op.for_each_linear(&cs, &rs, |src, dst| assert!(src >= 0 && dst >= 0));
+//! }
+//! ```
 
 mod indexed;
 mod joint;

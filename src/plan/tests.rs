@@ -814,3 +814,29 @@ fn sparse_ids_in_u32_range_use_the_packed_sort() {
     assert_eq!(s.positions().unwrap(), [1, 3, 4, 2, 0]);
     assert_eq!(s.local(), [0, 0, 0, 0, 0]);
 }
+
+#[test]
+fn two_level_with_rectilinear_inner_grids() {
+    // A shard of 7 rows split into inner edges (2, 5); request rows 1..6 reversed.
+    let t = IndexTransform::from_shape(&[14])
+        .unwrap()
+        .index(&sel![1..6])
+        .unwrap();
+    let t = t.index(&sel![..;-1]).unwrap();
+    let outer = plan_chunks(&t, &grids(&[(7, 14)])).unwrap();
+    let op = outer.op_at(&[0]).unwrap();
+    let inner: Vec<Arc<dyn DimensionGrid>> =
+        vec![Arc::new(RectilinearGrid::new(&[2, 5], 7).unwrap())];
+    let work = ShardWork::new(op, &inner).unwrap();
+    let mut cells = vec![];
+    for o in work.inner_ops().unwrap() {
+        let o = o.unwrap();
+        o.for_each_cell(|l, d| cells.push((d[0], o.chunk_start[0] + l[0], o.chunk_coords[0])));
+    }
+    cells.sort();
+    // Result position i holds storage row 5 - i; rows 1 in inner chunk 0, 2..5 in chunk 1.
+    assert_eq!(
+        cells,
+        [(0, 5, 1), (1, 4, 1), (2, 3, 1), (3, 2, 1), (4, 1, 0)]
+    );
+}
