@@ -48,13 +48,16 @@
 //! let plan = plan_chunks(&t, &grids).unwrap();
 //! let coords: Vec<Vec<i64>> = plan.chunk_coords().unwrap().collect();
 //! assert_eq!(coords, [[0, 1], [0, 2], [2, 1], [2, 2]]);
+//! let mut coverage = vec![];
 //! for op in plan.ops().unwrap() {
 //!     let op = op.unwrap();
-//!     assert_eq!(op.coverage, Coverage::Partial);
+//!     coverage.push(op.coverage);
 //!     // Gather: chunk buffer offset -> result buffer offset, C order on both sides.
 //!     let (cs, rs) = (op.chunk_c_strides(), op.result_c_strides());
 //!     op.for_each_linear(&cs, &rs, |src, dst| assert!(src >= 0 && dst >= 0));
 //! }
+//! // Chunk (2, 2) holds one valid cell (row 6, column 8), written once: full.
+//! assert_eq!(coverage, [Coverage::Partial, Coverage::Partial, Coverage::Partial, Coverage::Full]);
 //! ```
 
 mod indexed;
