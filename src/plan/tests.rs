@@ -720,6 +720,10 @@ fn diagonals_and_shared_axes_are_supported() {
     )
     .unwrap();
     let plan = plan_chunks(&diag, &grids(&[(2, 6), (3, 6)])).unwrap();
+    assert!(matches!(
+        plan.partition().unwrap().tables()[0],
+        Table::Diagonal(_)
+    ));
     let mut pairs = vec![];
     for op in plan.ops().unwrap() {
         let op = op.unwrap();
@@ -839,4 +843,48 @@ fn two_level_with_rectilinear_inner_grids() {
         cells,
         [(0, 5, 1), (1, 4, 1), (2, 3, 1), (3, 2, 1), (4, 1, 0)]
     );
+}
+
+#[test]
+fn diagonals_are_symbolic() {
+    // x -> (x, 2x + 1) over 10^12 cells: rows follow the merged chunk cuts, not the cells.
+    let n = 1_000_000_000_000i64;
+    let d = IndexDomain::new(vec![0], vec![n]).unwrap();
+    let t = IndexTransform::new(
+        d,
+        vec![
+            OutputIndexMap::dimension(0, 0, 1),
+            OutputIndexMap::dimension(0, 1, 2),
+        ],
+    )
+    .unwrap();
+    let g = grids(&[(1_000_000_000, n as u64), (3_000_000_000, 2 * n as u64)]);
+    let plan = plan_chunks(&t, &g).unwrap();
+    let p = plan.partition().unwrap();
+    let Table::Diagonal(s) = &p.tables()[0] else {
+        panic!("expected a diagonal table")
+    };
+    assert!(s.len() < 2000, "{} rows", s.len());
+    let total: u128 = plan.ops().unwrap().map(|o| o.unwrap().num_cells()).sum();
+    assert_eq!(total, n as u128);
+    // Check operations against the transform at their first and last cells.
+    for r in [0usize, 7, s.len() - 1] {
+        let op = plan.op_at(&[r]).unwrap();
+        let a = &op.axes[0];
+        let AxisSource::Line {
+            starts, strides, ..
+        } = &a.source
+        else {
+            panic!("expected a line")
+        };
+        let AxisDest::Run { start, .. } = a.dest else {
+            panic!("expected a run")
+        };
+        for i in [0i64, a.count as i64 - 1] {
+            let x = start + i;
+            assert_eq!(op.chunk_start[0] + starts[0] + strides[0] * i, x);
+            assert_eq!(op.chunk_start[1] + starts[1] + strides[1] * i, 2 * x + 1);
+            assert!(starts[1] + strides[1] * i < op.data_shape[1] as i64);
+        }
+    }
 }
