@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ndarray::{Array1, ArrayD, IxDyn};
-use zarrflow::grid::{DimensionGrid, RegularGrid};
+use zarrflow::grid::{DimensionGrid, RectilinearGrid, RegularGrid};
 use zarrflow::index::{IndexArray, IndexDomain, IndexTransform, OutputIndexMap};
 use zarrflow::plan::plan_chunks;
 use zarrflow::sel;
@@ -150,6 +150,20 @@ fn benches(c: &mut Criterion) {
         "strided [::3, ::3] / 10^6 chunks per axis",
         &t,
         &grids(&[(10, big), (10, big)]),
+    );
+
+    // The same strided walk on a rectilinear grid (no closed form: one row per chunk).
+    let rect: Vec<Arc<dyn DimensionGrid>> = (0..2)
+        .map(|_| {
+            Arc::new(RectilinearGrid::from_run_lengths(&[(10, 1_000_000)], big).unwrap())
+                as Arc<dyn DimensionGrid>
+        })
+        .collect();
+    partition_time(
+        c,
+        "strided [::3, ::3] / 10^6 rectilinear chunks per axis",
+        &t,
+        &rect,
     );
 
     // Box 1000² / 10² chunks (reference: partition 0.36 ms).

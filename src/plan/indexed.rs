@@ -257,7 +257,7 @@ impl IndexedSet {
             chunk_extent: vec![],
             chunk_size: vec![],
             pointer: vec![0],
-            local: Vec::with_capacity(n),
+            local: Vec::new(),
             positions: None,
         };
         if n == 0 {
@@ -284,6 +284,7 @@ impl IndexedSet {
         let st = |v: i64| offset.wrapping_add(stride.wrapping_mul(v));
         if sorted {
             // Chunk-sorted: one lookup and one binary search per touched chunk.
+            s.local.reserve_exact(n);
             let mut i = 0usize;
             while i < n {
                 let v = st(values[i]);
@@ -310,10 +311,15 @@ impl IndexedSet {
         let g = if range <= u32::MAX as u128 {
             let mut keys: Vec<u32> = vec![0; n];
             chunk_keys(grid, values, st, idmin, &mut keys, |_, d| d).map_err(&e)?;
-            let mut local = vec![0i64; n];
-            let g = group_keys(&keys, range as u64, true, |p, j| local[j] = st(values[p]));
-            s.local = local;
-            g
+            if keys.windows(2).all(|w| w[0] <= w[1]) {
+                // Chunk-sorted keys (unsorted values within chunks): identity order.
+                group_keys(&keys, range as u64, false, |_, _| {})
+            } else {
+                let mut local = vec![0i64; n];
+                let g = group_keys(&keys, range as u64, true, |p, j| local[j] = st(values[p]));
+                s.local = local;
+                g
+            }
         } else {
             let mut ids = vec![0i64; n];
             let storage: Vec<i64> = values.iter().map(|&v| st(v)).collect();
