@@ -564,8 +564,8 @@ pub(crate) fn lower_row(p: &GridPartition, row: &[usize]) -> Result<ChunkOp> {
 }
 
 fn unreachable_table<T>() -> Result<T> {
-    Err(PlanError::Overflow(
-        "internal: table kind does not match its binding".to_string(),
+    Err(PlanError::Internal(
+        "table kind does not match its binding".to_string(),
     ))
 }
 

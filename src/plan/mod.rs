@@ -122,6 +122,9 @@ pub enum PlanError {
         /// The plan's row shape.
         row_shape: Vec<usize>,
     },
+    /// A broken internal invariant (a bug in the planner, never caused by input).
+    #[error("internal planner error: {0}")]
+    Internal(String),
     /// Building a projection's transforms failed in the index layer.
     #[error("index layer: {0}")]
     Index(#[from] IndexError),

@@ -144,16 +144,6 @@ impl StridedSet {
         Ok((start, end, row))
     }
 
-    fn table(&mut self) -> &mut Vec<StridedRow> {
-        if !matches!(self.rows, Rows::Table(_)) {
-            self.rows = Rows::Table(vec![]);
-        }
-        match &mut self.rows {
-            Rows::Table(t) => t,
-            Rows::Regular(_) => unreachable!("set to a table above"),
-        }
-    }
-
     /// The single row of a constant map.
     pub(crate) fn constant(dim: usize, offset: i64, grid: &dyn DimensionGrid) -> Result<Self> {
         let mut s = Self::empty(dim, None, 0);
@@ -161,7 +151,7 @@ impl StridedSet {
         let (start, _, mut row) = s.push_row(c, offset, grid)?;
         row.local_start = offset - start;
         row.count = 1;
-        s.table().push(row);
+        s.rows = Rows::Table(vec![row]);
         Ok(s)
     }
 
@@ -226,6 +216,7 @@ impl StridedSet {
             }
         }
         // t counts request cells in ascending storage order: storage = min + a * t.
+        let mut table = Vec::new();
         let mut t: i128 = 0;
         while t < n {
             let v = (min + a * t) as i64;
@@ -241,9 +232,10 @@ impl StridedSet {
                 row.local_start = (min + a * (t_end - 1) - start as i128) as i64;
             }
             row.count = count as u64;
-            s.table().push(row);
+            table.push(row);
             t = t_end;
         }
+        s.rows = Rows::Table(table);
         Ok(s)
     }
 

@@ -123,17 +123,17 @@ impl ShardWork {
 
 /// The result coordinates of outer loop `j`'s step `x`, appended to `axes`/`vals`.
 fn outer_dest(outer: &[LoopAxis], j: usize, x: i64, vals: &mut Vec<i64>) -> Result<()> {
-    let a = outer.get(j).ok_or_else(|| {
-        PlanError::Overflow(format!("internal: inner plan reads synthetic axis {j}"))
-    })?;
+    let a = outer
+        .get(j)
+        .ok_or_else(|| PlanError::Internal(format!("inner plan reads synthetic axis {j}")))?;
     match &a.dest {
         AxisDest::Run { start, stride, .. } => vals.push(start + stride * x),
         AxisDest::Points { axes, coords } => {
             let w = axes.len();
             let i = usize::try_from(x).unwrap_or(usize::MAX);
-            let row = coords.get(i * w..(i + 1) * w).ok_or_else(|| {
-                PlanError::Overflow(format!("internal: step {x} of synthetic axis {j}"))
-            })?;
+            let row = coords
+                .get(i * w..(i + 1) * w)
+                .ok_or_else(|| PlanError::Internal(format!("step {x} of synthetic axis {j}")))?;
             vals.extend_from_slice(row);
         }
     }
