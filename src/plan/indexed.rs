@@ -187,6 +187,48 @@ pub(crate) fn group_rows(ids: &[Vec<i64>], n: usize) -> Grouping {
     }
 }
 
+/// Division of 32-bit integers by an invariant divisor with a multiply and shifts
+/// (Granlund–Montgomery, the "round-up" variant with an add-and-shift fix-up; exact for
+/// every `u32` dividend). Lets the chunk-key loops vectorise instead of dividing.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DivU32 {
+    magic: u32,
+    shift: u32,
+    pow2: bool,
+}
+
+impl DivU32 {
+    /// A divider for `d >= 1`.
+    pub(crate) fn new(d: u32) -> Self {
+        let d = d.max(1);
+        if d.is_power_of_two() {
+            return DivU32 {
+                magic: 0,
+                shift: d.trailing_zeros(),
+                pow2: true,
+            };
+        }
+        let l = 32 - (d - 1).leading_zeros(); // ceil(log2 d), 2..=32
+        let magic = (((1u128 << 32) * ((1u128 << l) - d as u128)) / d as u128 + 1) as u32;
+        DivU32 {
+            magic,
+            shift: l,
+            pow2: false,
+        }
+    }
+
+    /// `x / d`.
+    #[inline(always)]
+    pub(crate) fn div(&self, x: u32) -> u32 {
+        if self.pow2 {
+            x >> self.shift
+        } else {
+            let t = ((self.magic as u64 * x as u64) >> 32) as u32;
+            (t + ((x - t) >> 1)) >> (self.shift - 1)
+        }
+    }
+}
+
 /// Sets `keys[i] = combine(keys[i], chunk(st(values[i])) - idmin)` for every value
 /// (vectorised: a 32-bit division fast path on regular grids, blocks of the
 /// grid's vectorised lookup otherwise). The caller guarantees the id range fits `u32`.
@@ -209,9 +251,9 @@ where
         let (lo, hi) = g.region();
         let span = hi as i128 - base as i128;
         if lo <= base && span <= u32::MAX as i128 && size <= u32::MAX as u64 && size > 0 {
-            let sz = size as u32;
+            let div = DivU32::new(size as u32);
             for (k, &v) in keys.iter_mut().zip(values) {
-                *k = combine(*k, st(v).wrapping_sub(base) as u32 / sz);
+                *k = combine(*k, div.div(st(v).wrapping_sub(base) as u32));
             }
             return Ok(());
         }
@@ -235,6 +277,45 @@ where
         }
     }
     Ok(())
+}
+
+/// The regular-grid fast path of [`chunk_keys`] that also yields each point's chunk-local
+/// coordinate (the division remainder), so no later pass subtracts chunk starts. Returns
+/// `false` (nothing written) when the grid is not regular or too wide for 32-bit math.
+pub(crate) fn regular_keys_and_local<S, F>(
+    grid: &dyn DimensionGrid,
+    values: &[i64],
+    st: S,
+    idmin: i64,
+    keys: &mut [u32],
+    combine: F,
+    local: &mut Vec<u32>,
+) -> std::result::Result<bool, crate::grid::GridError>
+where
+    S: Fn(i64) -> i64,
+    F: Fn(u32, u32) -> u32,
+{
+    let Some(g) = grid.as_regular() else {
+        return Ok(false);
+    };
+    let base = g.chunk_offset(idmin)?;
+    let size = g.size();
+    let (lo, hi) = g.region();
+    let span = hi as i128 - base as i128;
+    if !(lo <= base && span <= u32::MAX as i128 && size <= u32::MAX as u64 && size > 0) {
+        return Ok(false);
+    }
+    let sz = size as u32;
+    let div = DivU32::new(sz);
+    local.clear();
+    local.reserve_exact(values.len());
+    local.extend(keys.iter_mut().zip(values).map(|(k, &v)| {
+        let rel = st(v).wrapping_sub(base) as u32;
+        let q = div.div(rel);
+        *k = combine(*k, q);
+        rel - q * sz
+    }));
+    Ok(true)
 }
 
 impl IndexedSet {

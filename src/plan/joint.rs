@@ -1,7 +1,8 @@
 //! [`JointSet`]: a connected component of maps that share input axes, grouped by chunk tuple.
 
 use super::indexed::{
-    Grouping, check_points, chunk_keys, contiguous, group_keys, group_rows, storage_range,
+    Grouping, check_points, chunk_keys, contiguous, group_keys, group_rows, regular_keys_and_local,
+    storage_range,
 };
 use super::{PlanError, Result, grid_err};
 use crate::grid::DimensionGrid;
@@ -221,12 +222,52 @@ impl JointSet {
         // Records of k local coordinates then the block position.
         let w = k + 1;
         let mut data = vec![0i64; n * w];
+        // Chunk-local coordinates straight from the key computation (regular grids).
+        let mut locals: Vec<Vec<u32>> = Vec::new();
         let g: Grouping = if total <= u32::MAX as u128 {
             let mut keys = vec![0u32; n];
+            let mut all_local = true;
             for m in 0..k {
                 let grid = grids[dims[m]].as_ref();
                 let r = radix[m] as u32;
                 let combine = |key: u32, d: u32| key.wrapping_mul(r).wrapping_add(d);
+                if all_local {
+                    let mut lv = Vec::new();
+                    let done = match &storage[m] {
+                        Col::Direct {
+                            values,
+                            offset,
+                            stride,
+                        } => {
+                            let (o, st) = (*offset, *stride);
+                            regular_keys_and_local(
+                                grid,
+                                values,
+                                |v| o.wrapping_add(st.wrapping_mul(v)),
+                                mins[m],
+                                &mut keys,
+                                combine,
+                                &mut lv,
+                            )
+                        }
+                        Col::Filled(col) => regular_keys_and_local(
+                            grid,
+                            col,
+                            |v| v,
+                            mins[m],
+                            &mut keys,
+                            combine,
+                            &mut lv,
+                        ),
+                    }
+                    .map_err(grid_err(dims[m]))?;
+                    if done {
+                        locals.push(lv);
+                        continue;
+                    }
+                    all_local = false;
+                    locals.clear();
+                }
                 match &storage[m] {
                     Col::Direct {
                         values,
@@ -247,7 +288,28 @@ impl JointSet {
                 }
                 .map_err(grid_err(dims[m]))?;
             }
-            if let [c0, c1] = &storage[..] {
+            if let [l0, l1] = &locals[..] {
+                group_keys(
+                    &keys,
+                    total as u64,
+                    false,
+                    #[inline(always)]
+                    |p, j| {
+                        let rec = &mut data[3 * j..3 * j + 3];
+                        rec[0] = i64::from(l0[p]);
+                        rec[1] = i64::from(l1[p]);
+                        rec[2] = p as i64;
+                    },
+                )
+            } else if locals.len() == k {
+                group_keys(&keys, total as u64, false, |p, j| {
+                    let rec = &mut data[w * j..w * j + w];
+                    for (m, lv) in locals.iter().enumerate() {
+                        rec[m] = i64::from(lv[p]);
+                    }
+                    rec[k] = p as i64;
+                })
+            } else if let [c0, c1] = &storage[..] {
                 group_keys(
                     &keys,
                     total as u64,
@@ -288,14 +350,20 @@ impl JointSet {
             }
             g
         };
+        let local_done = locals.len() == k;
         if g.identity {
             for p in 0..n {
-                for (m, col) in storage.iter().enumerate() {
-                    data[p * w + m] = col.get(p);
+                for m in 0..k {
+                    data[p * w + m] = if local_done {
+                        i64::from(locals[m][p])
+                    } else {
+                        storage[m].get(p)
+                    };
                 }
                 data[p * w + k] = p as i64;
             }
         }
+        drop(locals);
         drop(storage);
         let order_ids = g.order;
         let mut s = JointSet {
@@ -338,9 +406,11 @@ impl JointSet {
                 s.chunk_size.push(grid.chunk_size(c).map_err(&e)?);
                 starts[m] = start;
             }
-            for rec in s.data[j0 * w..end * w].chunks_exact_mut(w) {
-                for (x, &st) in rec.iter_mut().zip(&starts) {
-                    *x -= st;
+            if !local_done {
+                for rec in s.data[j0 * w..end * w].chunks_exact_mut(w) {
+                    for (x, &st) in rec.iter_mut().zip(&starts) {
+                        *x -= st;
+                    }
                 }
             }
             s.pointer.push(end);

@@ -888,3 +888,52 @@ fn diagonals_are_symbolic() {
         }
     }
 }
+
+#[test]
+fn invariant_division_is_exact() {
+    use super::indexed::DivU32;
+    let mut x = 0x9E37_79B9u32;
+    let divisors = [
+        1u32,
+        2,
+        3,
+        5,
+        7,
+        10,
+        100,
+        1000,
+        4096,
+        65_537,
+        1 << 31,
+        (1 << 31) + 1,
+        u32::MAX - 1,
+        u32::MAX,
+    ];
+    for &d in &divisors {
+        let div = DivU32::new(d);
+        for v in [
+            0u32,
+            1,
+            d - 1,
+            d,
+            d.wrapping_add(1),
+            u32::MAX,
+            u32::MAX - 1,
+            u32::MAX / 2,
+        ] {
+            assert_eq!(div.div(v), v / d, "{v} / {d}");
+        }
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            assert_eq!(div.div(x), x / d, "{x} / {d}");
+        }
+    }
+    for d in 1..3000u32 {
+        let div = DivU32::new(d);
+        for v in (0..200_000u32).step_by(97).chain([u32::MAX, u32::MAX - d]) {
+            assert_eq!(div.div(v), v / d, "{v} / {d}");
+        }
+    }
+}
