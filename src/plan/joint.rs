@@ -70,7 +70,7 @@ pub struct JointSet {
     chunk_size: Vec<u64>,
     pointer: Vec<usize>,
     /// Per grouped point: its k chunk-local coordinates, then its flat block position.
-    data: Vec<i64>,
+    data: Vec<u32>,
 }
 
 /// Writes `f(values[compact index])` for every point of `block` in C order, where `compact`
@@ -221,7 +221,10 @@ impl JointSet {
         check_points(n, &|| format!("the joint block over input axes {axes:?}"))?;
         // Records of k local coordinates then the block position.
         let w = k + 1;
-        let mut data = vec![0i64; n * w];
+        // `data`: final u32 records (filled directly on regular grids); `wide`: i64 records
+        // holding storage coordinates until chunk starts are subtracted (other grids).
+        let mut data: Vec<u32> = Vec::new();
+        let mut wide: Vec<i64> = Vec::new();
         // Chunk-local coordinates straight from the key computation (regular grids).
         let mut locals: Vec<Vec<u32>> = Vec::new();
         let g: Grouping = if total <= u32::MAX as u128 {
@@ -288,6 +291,11 @@ impl JointSet {
                 }
                 .map_err(grid_err(dims[m]))?;
             }
+            if locals.len() == k {
+                data = vec![0u32; n * w];
+            } else {
+                wide = vec![0i64; n * w];
+            }
             if let [l0, l1] = &locals[..] {
                 group_keys(
                     &keys,
@@ -296,18 +304,18 @@ impl JointSet {
                     #[inline(always)]
                     |p, j| {
                         let rec = &mut data[3 * j..3 * j + 3];
-                        rec[0] = i64::from(l0[p]);
-                        rec[1] = i64::from(l1[p]);
-                        rec[2] = p as i64;
+                        rec[0] = l0[p];
+                        rec[1] = l1[p];
+                        rec[2] = p as u32;
                     },
                 )
             } else if locals.len() == k {
                 group_keys(&keys, total as u64, false, |p, j| {
                     let rec = &mut data[w * j..w * j + w];
                     for (m, lv) in locals.iter().enumerate() {
-                        rec[m] = i64::from(lv[p]);
+                        rec[m] = lv[p];
                     }
-                    rec[k] = p as i64;
+                    rec[k] = p as u32;
                 })
             } else if let [c0, c1] = &storage[..] {
                 group_keys(
@@ -316,7 +324,7 @@ impl JointSet {
                     false,
                     #[inline(always)]
                     |p, j| {
-                        let rec = &mut data[3 * j..3 * j + 3];
+                        let rec = &mut wide[3 * j..3 * j + 3];
                         rec[0] = c0.get(p);
                         rec[1] = c1.get(p);
                         rec[2] = p as i64;
@@ -324,7 +332,7 @@ impl JointSet {
                 )
             } else {
                 group_keys(&keys, total as u64, false, |p, j| {
-                    let rec = &mut data[w * j..w * j + w];
+                    let rec = &mut wide[w * j..w * j + w];
                     for (m, col) in storage.iter().enumerate() {
                         rec[m] = col.get(p);
                     }
@@ -341,12 +349,13 @@ impl JointSet {
                 ids.push(idc);
             }
             let g = group_rows(&ids, n);
+            wide = vec![0i64; n * w];
             for (j, &p) in g.order.iter().enumerate() {
                 let p = p as usize;
                 for (m, col) in storage.iter().enumerate() {
-                    data[j * w + m] = col.get(p);
+                    wide[j * w + m] = col.get(p);
                 }
-                data[j * w + k] = p as i64;
+                wide[j * w + k] = p as i64;
             }
             g
         };
@@ -354,13 +363,17 @@ impl JointSet {
         if g.identity {
             for p in 0..n {
                 for m in 0..k {
-                    data[p * w + m] = if local_done {
-                        i64::from(locals[m][p])
+                    if local_done {
+                        data[p * w + m] = locals[m][p];
                     } else {
-                        storage[m].get(p)
-                    };
+                        wide[p * w + m] = storage[m].get(p);
+                    }
                 }
-                data[p * w + k] = p as i64;
+                if local_done {
+                    data[p * w + k] = p as u32;
+                } else {
+                    wide[p * w + k] = p as i64;
+                }
             }
         }
         drop(locals);
@@ -407,7 +420,7 @@ impl JointSet {
                 starts[m] = start;
             }
             if !local_done {
-                for rec in s.data[j0 * w..end * w].chunks_exact_mut(w) {
+                for rec in wide[j0 * w..end * w].chunks_exact_mut(w) {
                     for (x, &st) in rec.iter_mut().zip(&starts) {
                         *x -= st;
                     }
@@ -415,6 +428,20 @@ impl JointSet {
             }
             s.pointer.push(end);
             j0 = end;
+        }
+        if !local_done {
+            // Chunk-local coordinates and positions must fit the u32 records.
+            s.data = wide
+                .iter()
+                .map(|&x| u32::try_from(x))
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|_| {
+                    PlanError::Overflow(format!(
+                        "a chunk of storage dimensions {dims:?} is longer than {} cells; \
+                         joint sets store 32-bit chunk-local coordinates",
+                        u32::MAX
+                    ))
+                })?;
         }
         Ok(s)
     }
@@ -475,13 +502,13 @@ impl JointSet {
 
     /// Row `r`'s points as records of `dims().len() + 1` integers: the chunk-local
     /// coordinates (one per member dimension), then the flat C-order block position.
-    pub fn records_of(&self, r: usize) -> &[i64] {
+    pub fn records_of(&self, r: usize) -> &[u32] {
         let w = self.dims.len() + 1;
         &self.data[self.pointer[r] * w..self.pointer[r + 1] * w]
     }
 
     /// Chunk-local coordinates of grouped point `j`.
-    pub fn local(&self, j: usize) -> &[i64] {
+    pub fn local(&self, j: usize) -> &[u32] {
         let k = self.dims.len();
         &self.data[j * (k + 1)..j * (k + 1) + k]
     }

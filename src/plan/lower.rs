@@ -463,7 +463,7 @@ pub(crate) fn lower_row(p: &GridPartition, row: &[usize]) -> Result<ChunkOp> {
                 let mut coords = vec![0i64; (j1 - j0) * block.len()];
                 let mut local = Vec::with_capacity((j1 - j0) * k);
                 for (q, rec) in s.records_of(r).chunks(k + 1).enumerate() {
-                    local.extend_from_slice(&rec[..k]);
+                    local.extend(rec[..k].iter().map(|&x| i64::from(x)));
                     unravel(
                         rec[k] as usize,
                         block,

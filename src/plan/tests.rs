@@ -277,7 +277,7 @@ fn joint_set_example() {
         (0..4).map(|q| j.position(q)).collect::<Vec<_>>(),
         [0, 3, 1, 2]
     );
-    let local: Vec<&[i64]> = (0..4).map(|q| j.local(q)).collect();
+    let local: Vec<&[u32]> = (0..4).map(|q| j.local(q)).collect();
     assert_eq!(local, [[0, 3], [0, 2], [2, 0], [2, 1]]);
 }
 
