@@ -8,7 +8,7 @@ use ndarray::{ArrayD, IxDyn};
 use proptest::prelude::*;
 use zarrflow::grid::{DimensionGrid, RectilinearGrid, RegularGrid};
 use zarrflow::index::{IndexArray, IndexDomain, IndexTransform, OutputIndexMap};
-use zarrflow::plan::{ChunkOp, Coverage, plan_chunks, plan_sharded};
+use zarrflow::plan::{ChunkOp, Coverage, ShardWork, plan_chunks, plan_sharded};
 
 /// A small deterministic generator (splitmix64).
 struct Rng(u64);
@@ -327,6 +327,42 @@ fn run_case(seed: u64, diag: bool) {
         })
         .collect();
     assert_eq!(touched2, expect_touched2);
+
+    // Two levels with random rectilinear inner grids per shard (ShardWork::new).
+    let mut got3 = Vec::new();
+    for shard in plan.ops().unwrap() {
+        let shard = shard.unwrap();
+        let inner_grids: Vec<Arc<dyn DimensionGrid>> = shard
+            .data_shape
+            .iter()
+            .map(|&ext| {
+                let mut edges = Vec::new();
+                let mut sum = 0u64;
+                while sum < ext {
+                    let e = r.range(1, 3) as u64;
+                    edges.push(e);
+                    sum += e;
+                }
+                Arc::new(RectilinearGrid::new(&edges, ext).unwrap()) as Arc<dyn DimensionGrid>
+            })
+            .collect();
+        let work = ShardWork::new(shard, &inner_grids).unwrap();
+        for op in work.inner_ops().unwrap() {
+            let op = op.unwrap();
+            let before = got3.len();
+            check_op(&op, &lo, &mut got3);
+            for (_, st) in &got3[before..] {
+                let local: Vec<i64> = st
+                    .iter()
+                    .zip(&work.shard.chunk_start)
+                    .map(|(s, o)| s - o)
+                    .collect();
+                assert_eq!(chunk_of(&inner_grids, &local), op.chunk_coords);
+            }
+        }
+    }
+    got3.sort();
+    assert_eq!(got3, expected, "two-level rectilinear, transform {t:?}");
 }
 
 proptest! {
