@@ -616,28 +616,26 @@ fn build_partition(
                     axis,
                     offset,
                     stride,
-                } => joint::Member::Dim {
+                } => Ok(joint::Member::Dim {
                     axis: *axis,
                     offset: *offset,
                     stride: *stride,
-                },
+                }),
                 NMap::Arr {
                     array,
                     offset,
                     stride,
                     ..
-                } => joint::Member::Arr {
+                } => Ok(joint::Member::Arr {
                     array,
                     offset: *offset,
                     stride: *stride,
-                },
-                NMap::Constant(_) => joint::Member::Dim {
-                    axis: axes[0],
-                    offset: 0,
-                    stride: 0,
-                },
+                }),
+                NMap::Constant(_) => Err(PlanError::Internal(format!(
+                    "constant output {o} grouped into a joint component"
+                ))),
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let t = tables.len();
         for &a in &axes {
             bindings[a] = Binding::Joint(t);
