@@ -124,10 +124,7 @@ impl StridedSet {
         v: i64,
         grid: &dyn DimensionGrid,
     ) -> Result<(i64, i64, StridedRow)> {
-        let e = grid_err(self.dim);
-        let start = grid.chunk_offset(c).map_err(&e)?;
-        let ext = grid.data_size(c).map_err(&e)?;
-        let size = grid.chunk_size(c).map_err(&e)?;
+        let (start, ext, size) = grid.chunk_span(c).map_err(grid_err(self.dim))?;
         let end = i64::try_from(start as i128 + ext as i128).unwrap_or(i64::MAX);
         if v < start || v >= end {
             return Err(inconsistent(self.dim, v, c, start, end));
