@@ -937,3 +937,21 @@ fn invariant_division_is_exact() {
         }
     }
 }
+
+#[test]
+fn joint_keys_in_u32_range_use_the_packed_sort() {
+    // Chunk-id ranges 60001 x 60001 fit a u32 key but are far wider than the points.
+    let t = IndexTransform::from_shape(&[60_001, 60_001])
+        .unwrap()
+        .vindex(&sel![[60_000, 0, 5, 0, 60_000], [1, 0, 60_000, 0, 0]])
+        .unwrap();
+    let plan = plan_chunks(&t, &grids(&[(1, 60_001), (1, 60_001)])).unwrap();
+    let j = joint(plan.partition().unwrap(), 0);
+    let rows: Vec<Vec<i64>> = (0..j.len()).map(|r| j.chunk_row(r).to_vec()).collect();
+    assert_eq!(rows, [[0, 0], [5, 60_000], [60_000, 0], [60_000, 1]]);
+    assert_eq!(j.pointer(), [0, 2, 3, 4, 5]);
+    assert_eq!(
+        (0..5).map(|q| j.position(q)).collect::<Vec<_>>(),
+        [1, 3, 2, 4, 0]
+    );
+}
