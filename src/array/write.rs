@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::StreamExt;
+use rayon::prelude::*;
 
 use crate::codec::block::ravel;
 use crate::codec::sharding::fill_bytes;
@@ -315,7 +316,7 @@ async fn write_shard(
                 .as_ref()
                 .ok_or_else(|| ArrayError::Internal("unsharded".into()))?;
             to_decode
-                .into_iter()
+                .into_par_iter()
                 .map(|(i, b)| {
                     let coords = crate::codec::block::unravel(i as u64, &cps);
                     let data = layout.sharding.inner().decode(
@@ -356,15 +357,18 @@ async fn write_shard(
                 meta.fill_value(),
                 &layout.inner_chunk_shape,
             );
-            let mut fresh: BTreeMap<usize, Option<Vec<u8>>> = BTreeMap::new();
-            for (i, buf) in updated {
-                let enc = if keep_empty {
-                    Some(inner.encode(&buf, shape, dt, fv)?)
-                } else {
-                    inner.encode_elide(&buf, shape, dt, fv)?
-                };
-                fresh.insert(i, enc);
-            }
+            // Inner chunks encode in parallel (rayon's pool, shared with zarrs' codecs).
+            let fresh: BTreeMap<usize, Option<Vec<u8>>> = updated
+                .into_par_iter()
+                .map(|(i, buf)| {
+                    let enc = if keep_empty {
+                        Some(inner.encode(&buf, shape, dt, fv)?)
+                    } else {
+                        inner.encode_elide(&buf, shape, dt, fv)?
+                    };
+                    Ok((i, enc))
+                })
+                .collect::<Result<_>>()?;
             let refs: Vec<Option<&[u8]>> = (0..n_inner)
                 .map(|i| match fresh.get(&i) {
                     Some(enc) => enc.as_deref(),
