@@ -21,7 +21,6 @@ use bytes::Bytes;
 use futures::StreamExt;
 use rayon::prelude::*;
 
-use crate::codec::block::ravel;
 use crate::codec::sharding::fill_bytes;
 use crate::index::IndexTransform;
 use crate::plan::{ChunkOp, Coverage, plan_chunks, plan_sharded};
@@ -29,7 +28,7 @@ use crate::store::{ObjectVersion, StoreError, StoreKey};
 
 use super::error::{ArrayError, Result};
 use super::scatter::Kernel;
-use super::{ShardLayout, Shared};
+use super::{ShardLayout, Shared, inner_chunk_index};
 
 /// Where the values of one staged write come from.
 #[derive(Debug, Clone)]
@@ -57,6 +56,14 @@ struct Target {
 }
 
 impl Target {
+    /// The declared shape of the shard (or chunk).
+    fn chunk_shape(&self) -> Result<Vec<u64>> {
+        self.outer
+            .first()
+            .map(|(_, op)| op.chunk_shape.clone())
+            .ok_or_else(|| ArrayError::Internal("a write target without operations".into()))
+    }
+
     fn covers_all(&self) -> bool {
         self.outer
             .iter()
@@ -100,7 +107,7 @@ fn group_by_target(shared: &Shared, writes: &[StagedWrite]) -> Result<BTreeMap<V
                     if layout.partial_reads {
                         for op in work.inner_ops()? {
                             let op = op?;
-                            let linear = linear_of(&op.chunk_coords, &cps)?;
+                            let linear = inner_chunk_index(&op.chunk_coords, &cps)?;
                             t.inner.entry(linear).or_default().push((w, op));
                         }
                     }
@@ -126,22 +133,6 @@ fn group_by_target(shared: &Shared, writes: &[StagedWrite]) -> Result<BTreeMap<V
         }
     }
     Ok(targets)
-}
-
-fn linear_of(coords: &[i64], chunks_per_shard: &[u64]) -> Result<usize> {
-    let c: Vec<u64> = coords
-        .iter()
-        .map(|&v| {
-            u64::try_from(v)
-                .map_err(|_| ArrayError::Internal(format!("negative chunk coordinate {v}")))
-        })
-        .collect::<Result<_>>()?;
-    if c.iter().zip(chunks_per_shard).any(|(v, n)| v >= n) {
-        return Err(ArrayError::Internal(format!(
-            "inner chunk {c:?} outside the shard's {chunks_per_shard:?} chunks"
-        )));
-    }
-    Ok(ravel(&c, chunks_per_shard) as usize)
 }
 
 /// Applies the operations of some writes to one chunk buffer, in order.
@@ -173,7 +164,7 @@ async fn on_blocking<T: Send + 'static>(
 const MAX_ATTEMPTS: usize = 16;
 
 async fn write_target(shared: &Arc<Shared>, writes: &[StagedWrite], target: Target) -> Result<()> {
-    let key = chunk_key(shared, &target.coords)?;
+    let key = shared.chunk_key(&target.coords)?;
     let _guard = shared.lock_for(key.as_str()).lock().await;
     for _ in 0..MAX_ATTEMPTS {
         let outcome = match &shared.shards {
@@ -195,17 +186,6 @@ async fn write_target(shared: &Arc<Shared>, writes: &[StagedWrite], target: Targ
     Err(ArrayError::Store(StoreError::Precondition {
         url: shared.node.store().url_of(&key),
     }))
-}
-
-fn chunk_key(shared: &Shared, coords: &[i64]) -> Result<StoreKey> {
-    let c: Vec<u64> = coords
-        .iter()
-        .map(|&v| {
-            u64::try_from(v)
-                .map_err(|_| ArrayError::Internal(format!("negative chunk coordinate {v}")))
-        })
-        .collect::<Result<_>>()?;
-    Ok(shared.node.chunk_key(&c)?)
 }
 
 /// Reads an object with its version; `None` when it does not exist.
@@ -269,11 +249,7 @@ async fn write_shard(
 ) -> Result<()> {
     let meta = shared.node.metadata();
     let elem = shared.elem;
-    let shard_shape = target
-        .outer
-        .first()
-        .map(|(_, op)| op.chunk_shape.clone())
-        .ok_or_else(|| ArrayError::Internal("a shard target without operations".into()))?;
+    let shard_shape = target.chunk_shape()?;
     let codec = layout.sharding.index_codec(&shard_shape)?;
     let n_inner = codec.chunks_per_shard().iter().product::<u64>() as usize;
     let (existing, read) = if target.covers_all() {
@@ -396,11 +372,7 @@ async fn write_whole(
 ) -> Result<()> {
     let meta = shared.node.metadata();
     let elem = shared.elem;
-    let shape = target
-        .outer
-        .first()
-        .map(|(_, op)| op.chunk_shape.clone())
-        .ok_or_else(|| ArrayError::Internal("a chunk target without operations".into()))?;
+    let shape = target.chunk_shape()?;
     let cells: u64 = shape.iter().product();
     let (mut buf, read) = if target.covers_all() {
         (fill_bytes(meta.fill_value(), cells as usize, elem), None)
