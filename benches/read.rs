@@ -83,6 +83,11 @@ fn main() {
         child_peak(&args[i + 1], Path::new(&args[i + 2]));
         return;
     }
+    if !args.iter().any(|a| a == "--bench") {
+        // `cargo test --all-targets` runs harness-less benches without `--bench`: skip.
+        println!("read benchmark: run it with `cargo bench --bench read` (skipped)");
+        return;
+    }
     let quick = args.iter().any(|a| a == "--quick")
         || std::env::var("ZARRFLOW_BENCH_QUICK").is_ok_and(|v| !v.is_empty() && v != "0");
     let cfg = if quick {
@@ -123,7 +128,7 @@ fn main() {
         cfg.reps,
         cfg.latency_reps,
         n = cfg.n,
-        mib = cfg.n.pow(3) * 2 >> 20,
+        mib = (cfg.n.pow(3) * 2) >> 20,
     );
     println!("data: {}", dir.display());
 
@@ -160,7 +165,7 @@ fn main() {
             let v = rt.block_on(zs_async_spawn_box(&za, sub));
             assert_eq!(sum(&v), expect, "zarrs async spawn {label}");
         });
-        table.row(&label, "local", t_zf, t_sync, t_one, t_spawn, None);
+        table.row(&label, "local", [t_zf, t_sync, t_one, t_spawn], None);
     }
     {
         let label = format!("gather {} random points", cfg.points);
@@ -186,7 +191,7 @@ fn main() {
             let v = rt.block_on(zs_async_gather(&za, &points, true));
             assert_eq!(sum(&v), expect, "zarrs async spawn gather");
         });
-        table.row(&label, "local", t_zf, t_sync, t_one, t_spawn, None);
+        table.row(&label, "local", [t_zf, t_sync, t_one, t_spawn], None);
     }
 
     // ---------------------------------------------------------------- 10 ms latency
@@ -256,10 +261,7 @@ fn main() {
         table.row(
             &label,
             "10 ms",
-            t_zf,
-            Duration::ZERO,
-            t_one,
-            t_spawn,
+            [t_zf, Duration::ZERO, t_one, t_spawn],
             Some(counts),
         );
     }
@@ -496,8 +498,11 @@ async fn zs_async_spawn_box(a: &AsyncArr, b: &[std::ops::Range<u64>; 3]) -> Vec<
     out
 }
 
-/// Points grouped by inner chunk: (inner chunk index, [(point position, local linear offset)]).
-fn group_points(points: &[Point]) -> Vec<(Vec<u64>, Vec<(usize, usize)>)> {
+/// (point position, linear offset inside its inner chunk).
+type Picks = Vec<(usize, usize)>;
+
+/// Points grouped by inner chunk: (inner chunk index, picks).
+fn group_points(points: &[Point]) -> Vec<(Vec<u64>, Picks)> {
     let mut groups: HashMap<Point, Vec<(usize, usize)>> = HashMap::new();
     for (i, p) in points.iter().enumerate() {
         let c = [p[0] / INNER, p[1] / INNER, p[2] / INNER];
@@ -646,18 +651,9 @@ struct Table {
 }
 
 impl Table {
-    fn row(
-        &mut self,
-        case: &str,
-        store: &str,
-        zf: Duration,
-        sync: Duration,
-        one: Duration,
-        spawn: Duration,
-        counts: Option<Counts>,
-    ) {
-        self.rows
-            .push((case.into(), store.into(), [zf, sync, one, spawn], counts));
+    /// `t`: zarrflow, zarrs sync, zarrs async single task, zarrs async spawned.
+    fn row(&mut self, case: &str, store: &str, t: [Duration; 4], counts: Option<Counts>) {
+        self.rows.push((case.into(), store.into(), t, counts));
     }
 
     fn print(&self) {
