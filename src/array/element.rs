@@ -12,7 +12,9 @@ mod sealed {
 /// Implemented for `bool`, the integer types, `f16`, `f32`, `f64`, `Complex<f32>`
 /// (`complex64`) and `Complex<f64>` (`complex128`). Raw types (`r*`) are read with the
 /// untyped byte API.
-pub trait Element: Copy + Send + Sync + Default + 'static + sealed::Sealed {
+pub trait Element:
+    Copy + Send + Sync + Default + bytemuck::Zeroable + 'static + sealed::Sealed
+{
     /// The Zarr data type name this type reads and writes.
     const DATA_TYPE: &'static str;
     /// The Rust type name, for error messages.

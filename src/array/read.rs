@@ -5,16 +5,18 @@
 //! fetched in one request; otherwise the index comes from the cache or one ranged request and
 //! only the needed inner chunks are fetched, with coalesced ranges. Missing shards, inner
 //! chunks and chunks fill their destination with the fill value without decoding anything.
-//! Decoding runs on tokio's blocking pool, at most `decode_threads` at a time; copies into
-//! the result run on the calling task, one contiguous run at a time.
+//! Fetching and decoding run in a producer task (decodes on tokio's blocking pool, at most
+//! `decode_threads` at a time, copy kernels compiled there too) that hands decoded parts
+//! over a bounded channel; copies into the result run on the calling task, one contiguous
+//! run at a time, so the result buffer (possibly borrowed from the caller) is never shared
+//! with another task.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use tokio::sync::Semaphore;
 
-use crate::codec::block::ravel;
 use crate::codec::{ShardIndex, ShardIndexCodec};
 use crate::hierarchy::read_shard_index;
 use crate::index::IndexTransform;
@@ -23,7 +25,7 @@ use crate::store::StoreKey;
 
 use super::error::{ArrayError, Result};
 use super::scatter::Kernel;
-use super::{ShardLayout, Shared};
+use super::{ShardLayout, Shared, inner_chunk_index};
 
 /// What lands in the result for one chunk operation.
 enum Payload {
@@ -33,7 +35,8 @@ enum Payload {
     Data(Vec<u8>),
 }
 
-type Parts = Vec<(ChunkOp, Payload)>;
+/// Compiled copy kernels with what they copy.
+type Parts = Vec<(Kernel, Payload)>;
 
 /// Reads the cells of `transform` (over the array's storage space) into `out`, the C-order
 /// native-endian buffer of the transform's domain shape.
@@ -56,45 +59,220 @@ pub(crate) async fn read_into(
     let decode = Arc::new(Semaphore::new(shared.options.decode_threads.max(1)));
     let concurrency = shared.options.request_concurrency.max(1);
     let fill = shared.node.metadata().fill_value().as_ne_bytes().to_vec();
-    let mut stream = match &shared.shards {
+    // Plan on the calling task (errors surface before any I/O); the owned work lists then
+    // move into a producer task.
+    let work = match &shared.shards {
         Some(layout) => {
             let plan = plan_sharded(transform, &shared.grids, &layout.inner_chunk_shape)?;
-            let works: Vec<ShardWork> = plan.shards()?.collect::<Result<_, _>>()?;
-            futures::stream::iter(works)
-                .map(|work| read_shard(shared, layout, work, decode.clone()))
-                .buffer_unordered(concurrency)
-                .boxed()
+            Work::Shards(plan.shards()?.collect::<Result<_, _>>()?)
         }
         None => {
             let plan = plan_chunks(transform, &shared.grids)?;
-            let ops: Vec<ChunkOp> = plan.ops()?.collect::<Result<_, _>>()?;
-            futures::stream::iter(ops)
-                .map(|op| read_chunk(shared, op, decode.clone()))
-                .buffer_unordered(concurrency)
-                .boxed()
+            Work::Chunks(plan.ops()?.collect::<Result<_, _>>()?)
         }
     };
-    while let Some(parts) = stream.try_next().await? {
-        for (op, payload) in parts {
-            let kernel = Kernel::new(&op)?;
-            match payload {
-                Payload::Fill => kernel.fill_into(&fill, out)?,
-                Payload::Data(data) => kernel.gather_into(&data, out, elem)?,
+    // The producer fetches and decodes (kernels compiled on the decode pool) and hands
+    // decoded parts over a bounded channel; this task only copies them into `out`. Running
+    // the fetch/decode stream on its own task keeps it polled (permits released, next
+    // requests issued) while this task copies. The producer owns everything it touches, so
+    // it never sees `out`; dropping this future aborts it.
+    let (tx, mut rx) =
+        tokio::sync::mpsc::channel::<Result<Parts>>(shared.options.decode_threads.max(1) + 1);
+    let producer = {
+        let shared = shared.clone();
+        async move {
+            let shared = &shared;
+            let mut stream = match work {
+                Work::Shards(works) => match &shared.shards {
+                    Some(layout) => futures::stream::iter(works)
+                        .map(|work| read_shard(shared, layout, work, decode.clone()))
+                        .buffer_unordered(concurrency)
+                        .boxed(),
+                    None => futures::stream::once(async {
+                        Err(ArrayError::Internal(
+                            "shard work of an unsharded array".into(),
+                        ))
+                    })
+                    .boxed(),
+                },
+                Work::Chunks(ops) => futures::stream::iter(ops)
+                    .map(|op| read_chunk(shared, op, decode.clone()))
+                    .buffer_unordered(concurrency)
+                    .boxed(),
+            };
+            while let Some(item) = stream.next().await {
+                let stop = item.is_err();
+                if tx.send(item).await.is_err() || stop {
+                    break;
+                }
             }
         }
+    };
+    let handle = tokio::spawn(producer);
+    let _abort = AbortOnDrop(handle.abort_handle());
+    let copy_threads = copy_threads(shared.options.decode_threads);
+    while let Some(parts) = rx.recv().await {
+        let mut batch = parts?;
+        // Take whatever else is ready, so one copy round covers several shards.
+        while batch.len() < MAX_BATCH
+            && let Ok(more) = rx.try_recv()
+        {
+            batch.extend(more?);
+        }
+        copy_batch(batch, out, &fill, elem, copy_threads)?;
     }
+    // The channel closed: the producer finished or failed; a panic surfaces here.
+    handle.await.map_err(|e| ArrayError::Task(e.to_string()))?;
     Ok(())
 }
 
-fn key_of(shared: &Shared, coords: &[i64]) -> Result<StoreKey> {
-    let coords: Vec<u64> = coords
-        .iter()
-        .map(|&c| {
-            u64::try_from(c)
-                .map_err(|_| ArrayError::Internal(format!("negative chunk coordinate {c}")))
+/// A piece of the result for one copy thread: start byte, the bytes, what lands there.
+type Piece<'a> = (usize, &'a mut [u8], Parts);
+
+/// Most operations gathered into one copy round.
+const MAX_BATCH: usize = 1024;
+/// Copy rounds smaller than this (bytes) run on the calling thread.
+const PARALLEL_COPY_BYTES: usize = 1 << 20;
+
+/// Threads for copying into the result: `decode_threads`, but only on a multi-threaded
+/// runtime (copies run in a scope entered through `block_in_place`).
+fn copy_threads(decode_threads: usize) -> usize {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            decode_threads.max(1)
+        }
+        _ => 1,
+    }
+}
+
+/// Copies one round of decoded parts into the result.
+///
+/// Parallel copies stay safe: the operations are grouped into clusters of overlapping
+/// destination ranges, the result is split into disjoint `&mut` pieces (`split_at_mut`),
+/// one per cluster, and the pieces are copied by scoped threads that end before this
+/// function returns (inside `block_in_place`, so a cancelled read cannot leave a thread
+/// writing into a buffer that is gone). Every kernel checks its offsets against its piece.
+fn copy_batch(
+    batch: Parts,
+    out: &mut [u8],
+    fill: &[u8],
+    elem: usize,
+    threads: usize,
+) -> Result<()> {
+    let fill_elem = fill.len().max(1);
+    let mut items = Vec::with_capacity(batch.len());
+    for (kernel, payload) in batch {
+        let Some((lo, hi)) = kernel.dest_bounds() else {
+            continue;
+        };
+        let size = match &payload {
+            Payload::Fill => fill_elem,
+            Payload::Data(_) => elem,
+        };
+        let (lo, hi) = (lo.max(0) as usize * size, (hi.max(0) as usize + 1) * size);
+        items.push((lo, hi, kernel, payload));
+    }
+    let total: usize = items.iter().map(|i| i.1 - i.0).sum();
+    if threads < 2 || total < PARALLEL_COPY_BYTES {
+        for (_, _, kernel, payload) in items {
+            copy_one(&kernel, payload, out, 0, fill, elem)?;
+        }
+        return Ok(());
+    }
+    items.sort_by_key(|i| i.0);
+    // Clusters of overlapping byte ranges: (start, end, items).
+    let mut clusters: Vec<(usize, usize, Parts)> = Vec::new();
+    for (lo, hi, kernel, payload) in items {
+        match clusters.last_mut() {
+            Some(c) if lo < c.1 => {
+                c.1 = c.1.max(hi);
+                c.2.push((kernel, payload));
+            }
+            _ => clusters.push((lo, hi, vec![(kernel, payload)])),
+        }
+    }
+    if clusters.last().is_some_and(|c| c.1 > out.len()) {
+        return Err(ArrayError::Internal(format!(
+            "a copy reaches byte {} of a {}-byte result",
+            clusters.last().map_or(0, |c| c.1),
+            out.len()
+        )));
+    }
+    // Disjoint pieces, handed to the least loaded thread in order of size.
+    let mut groups: Vec<(usize, Vec<Piece<'_>>)> = (0..threads).map(|_| (0, Vec::new())).collect();
+    let mut rest = out;
+    let mut consumed = 0usize;
+    for (lo, hi, ops) in clusters {
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut(lo - consumed);
+        let (piece, tail) = tail.split_at_mut(hi - lo);
+        rest = tail;
+        consumed = hi;
+        if let Some(g) = groups.iter_mut().min_by_key(|g| g.0) {
+            g.0 += hi - lo;
+            g.1.push((lo, piece, ops));
+        }
+    }
+    tokio::task::block_in_place(|| {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = groups
+                .into_iter()
+                .filter(|g| !g.1.is_empty())
+                .map(|(_, pieces)| {
+                    scope.spawn(move || -> Result<()> {
+                        for (lo, piece, ops) in pieces {
+                            for (kernel, payload) in ops {
+                                copy_one(&kernel, payload, piece, lo, fill, elem)?;
+                            }
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            let mut result = Ok(());
+            for h in handles {
+                let r = h
+                    .join()
+                    .unwrap_or_else(|_| Err(ArrayError::Task("a copy thread panicked".into())));
+                if result.is_ok() {
+                    result = r;
+                }
+            }
+            result
         })
-        .collect::<Result<_>>()?;
-    Ok(shared.node.chunk_key(&coords)?)
+    })
+}
+
+/// Copies one part into `piece`, the result bytes starting at byte `start`.
+fn copy_one(
+    kernel: &Kernel,
+    payload: Payload,
+    piece: &mut [u8],
+    start: usize,
+    fill: &[u8],
+    elem: usize,
+) -> Result<()> {
+    match payload {
+        Payload::Fill => kernel.fill_into_piece(fill, piece, start / fill.len().max(1)),
+        Payload::Data(data) => kernel.gather_into_piece(&data, piece, start / elem, elem),
+    }
+}
+
+enum Work {
+    Shards(Vec<ShardWork>),
+    Chunks(Vec<ChunkOp>),
+}
+
+/// Aborts the producer task when the read is dropped (cancelled) or fails early.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+fn fill_part(op: &ChunkOp) -> Result<Parts> {
+    Ok(vec![(Kernel::new(op)?, Payload::Fill)])
 }
 
 /// Runs a decode on the blocking pool, at most `decode_threads` at a time.
@@ -112,9 +290,9 @@ async fn on_decode_pool<T: Send + 'static>(
 }
 
 async fn read_chunk(shared: &Arc<Shared>, op: ChunkOp, decode: Arc<Semaphore>) -> Result<Parts> {
-    let key = key_of(shared, &op.chunk_coords)?;
+    let key = shared.chunk_key(&op.chunk_coords)?;
     let Some(bytes) = shared.node.store().get_opt(&key).await? else {
-        return Ok(vec![(op, Payload::Fill)]);
+        return fill_part(&op);
     };
     let shared = shared.clone();
     on_decode_pool(decode, move || {
@@ -126,7 +304,7 @@ async fn read_chunk(shared: &Arc<Shared>, op: ChunkOp, decode: Arc<Semaphore>) -
             meta.fill_value(),
             key.as_str(),
         )?;
-        Ok(vec![(op, Payload::Data(data))])
+        Ok(vec![(Kernel::new(&op)?, Payload::Data(data))])
     })
     .await
 }
@@ -146,13 +324,13 @@ async fn read_shard(
     work: ShardWork,
     decode: Arc<Semaphore>,
 ) -> Result<Parts> {
-    let key = key_of(shared, &work.shard.chunk_coords)?;
+    let key = shared.chunk_key(&work.shard.chunk_coords)?;
     let store = shared.node.store();
     let shard_shape = work.shard.chunk_shape.clone();
     if !layout.partial_reads {
         // A codec wraps the sharding layer: decode the whole shard through the pipeline.
         let Some(bytes) = store.get_opt(&key).await? else {
-            return Ok(vec![(work.shard, Payload::Fill)]);
+            return fill_part(&work.shard);
         };
         let shared = shared.clone();
         return on_decode_pool(decode, move || {
@@ -164,7 +342,7 @@ async fn read_shard(
                 meta.fill_value(),
                 key.as_str(),
             )?;
-            Ok(vec![(work.shard, Payload::Data(data))])
+            Ok(vec![(Kernel::new(&work.shard)?, Payload::Data(data))])
         })
         .await;
     }
@@ -174,7 +352,7 @@ async fn read_shard(
         == inner_chunks_in(&work.shard.data_shape, &layout.inner_chunk_shape);
     if needed_all {
         let Some(bytes) = store.get_opt(&key).await? else {
-            return Ok(vec![(work.shard, Payload::Fill)]);
+            return fill_part(&work.shard);
         };
         let shared = shared.clone();
         return on_decode_pool(decode, move || {
@@ -195,7 +373,7 @@ async fn read_shard(
     {
         Some(index) => index,
         None => match read_shard_index(store, &key, &codec).await? {
-            None => return Ok(vec![(work.shard, Payload::Fill)]),
+            None => return fill_part(&work.shard),
             Some(index) => {
                 let index = Arc::new(index);
                 if let Some(cache) = &shared.index_cache {
@@ -208,7 +386,7 @@ async fn read_shard(
     let cps = codec.chunks_per_shard().to_vec();
     let mut ranges = Vec::new();
     for op in &inner_ops {
-        if let Some(r) = index.get(linear_of(&op.chunk_coords, &cps)?) {
+        if let Some(r) = index.get(inner_chunk_index(&op.chunk_coords, &cps)?) {
             ranges.push(r);
         }
     }
@@ -225,22 +403,6 @@ async fn read_shard(
         })
     })
     .await
-}
-
-fn linear_of(coords: &[i64], chunks_per_shard: &[u64]) -> Result<usize> {
-    let c: Vec<u64> = coords
-        .iter()
-        .map(|&v| {
-            u64::try_from(v)
-                .map_err(|_| ArrayError::Internal(format!("negative inner chunk coordinate {v}")))
-        })
-        .collect::<Result<_>>()?;
-    if c.iter().zip(chunks_per_shard).any(|(v, n)| v >= n) {
-        return Err(ArrayError::Internal(format!(
-            "inner chunk {c:?} outside the shard's {chunks_per_shard:?} chunks"
-        )));
-    }
-    Ok(ravel(&c, chunks_per_shard) as usize)
 }
 
 /// Decodes the inner chunks of `ops` whose bytes `bytes_of(range)` gives; absent ones fill.
@@ -260,8 +422,8 @@ fn decode_inner(
     let cps = codec.chunks_per_shard();
     let mut parts = Vec::with_capacity(ops.len());
     for op in ops {
-        let Some(range) = index.get(linear_of(&op.chunk_coords, cps)?) else {
-            parts.push((op, Payload::Fill));
+        let Some(range) = index.get(inner_chunk_index(&op.chunk_coords, cps)?) else {
+            parts.push((Kernel::new(&op)?, Payload::Fill));
             continue;
         };
         let bytes = bytes_of(&range);
@@ -283,7 +445,7 @@ fn decode_inner(
             meta.fill_value(),
             &name,
         )?;
-        parts.push((op, Payload::Data(data)));
+        parts.push((Kernel::new(&op)?, Payload::Data(data)));
     }
     Ok(parts)
 }

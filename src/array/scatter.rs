@@ -203,8 +203,9 @@ impl Kernel {
         }
     }
 
-    /// Checks that every offset lies in `[0, src_len)` and `[0, dst_len)` (elements).
-    fn check(&self, src_len: usize, dst_len: usize) -> Result<()> {
+    /// Checks that every offset lies in `[0, src_len)` and, shifted by `-dst_start`, in
+    /// `[0, dst_len)` (elements).
+    fn check(&self, src_len: usize, dst_start: usize, dst_len: usize) -> Result<()> {
         if self.axes.iter().any(|a| a.count() == 0) {
             return Ok(());
         }
@@ -216,32 +217,61 @@ impl Kernel {
             dmin += d0;
             dmax += d1;
         }
+        let (dmin, dmax) = (dmin - dst_start as i64, dmax - dst_start as i64);
         if smin < 0 || smax >= src_len as i64 || dmin < 0 || dmax >= dst_len as i64 {
             return Err(ArrayError::Internal(format!(
                 "chunk operation reaches chunk offsets [{smin}, {smax}] of {src_len} and \
-                 result offsets [{dmin}, {dmax}] of {dst_len}"
+                 result offsets [{dmin}, {dmax}] of {dst_len} (piece at {dst_start})"
             )));
         }
         Ok(())
     }
 
-    /// Copies chunk cells into the result (`read`).
-    pub(crate) fn gather_into(&self, chunk: &[u8], result: &mut [u8], elem: usize) -> Result<()> {
-        self.check(chunk.len() / elem, result.len() / elem)?;
-        self.walk(0, self.base, 0, &mut |s, d, n| {
+    /// `[min, max]` result offsets (elements) the kernel writes; `None` when it writes
+    /// nothing.
+    pub(crate) fn dest_bounds(&self) -> Option<(i64, i64)> {
+        if self.axes.iter().any(|a| a.count() == 0) {
+            return None;
+        }
+        let (mut dmin, mut dmax) = (0i64, 0i64);
+        for a in &self.axes {
+            let (_, (d0, d1)) = a.bounds();
+            dmin += d0;
+            dmax += d1;
+        }
+        Some((dmin, dmax))
+    }
+
+    /// Copies chunk cells into `piece`, the part of the result that starts at element
+    /// `start` (every cell of the operation must lie inside the piece).
+    pub(crate) fn gather_into_piece(
+        &self,
+        chunk: &[u8],
+        piece: &mut [u8],
+        start: usize,
+        elem: usize,
+    ) -> Result<()> {
+        self.check(chunk.len() / elem, start, piece.len() / elem)?;
+        self.walk(0, self.base, -(start as i64), &mut |s, d, n| {
             let (s, d) = (s as usize * elem, d as usize * elem);
-            result[d..d + n * elem].copy_from_slice(&chunk[s..s + n * elem]);
+            piece[d..d + n * elem].copy_from_slice(&chunk[s..s + n * elem]);
         });
         Ok(())
     }
 
-    /// Writes one element value (e.g. the fill value) into every result cell of the operation.
-    pub(crate) fn fill_into(&self, value: &[u8], result: &mut [u8]) -> Result<()> {
+    /// Writes one element value (e.g. the fill value) into every cell of the operation that
+    /// lies in `piece`, the part of the result starting at element `start`.
+    pub(crate) fn fill_into_piece(
+        &self,
+        value: &[u8],
+        piece: &mut [u8],
+        start: usize,
+    ) -> Result<()> {
         let elem = value.len().max(1);
-        self.check(usize::MAX / 2, result.len() / elem)?;
-        self.walk(0, 0, 0, &mut |_, d, n| {
+        self.check(usize::MAX / 2, start, piece.len() / elem)?;
+        self.walk(0, 0, -(start as i64), &mut |_, d, n| {
             let d = d as usize * elem;
-            for cell in result[d..d + n * elem].chunks_exact_mut(elem) {
+            for cell in piece[d..d + n * elem].chunks_exact_mut(elem) {
                 cell.copy_from_slice(value);
             }
         });
@@ -250,7 +280,7 @@ impl Kernel {
 
     /// Copies result cells into the chunk (`write`): the reverse direction.
     pub(crate) fn scatter_into(&self, values: &[u8], chunk: &mut [u8], elem: usize) -> Result<()> {
-        self.check(chunk.len() / elem, values.len() / elem)?;
+        self.check(chunk.len() / elem, 0, values.len() / elem)?;
         self.walk(0, self.base, 0, &mut |s, d, n| {
             let (s, d) = (s as usize * elem, d as usize * elem);
             chunk[s..s + n * elem].copy_from_slice(&values[d..d + n * elem]);
@@ -259,7 +289,11 @@ impl Kernel {
     }
 
     /// Calls `f(chunk_offset, result_offset, run_length)` for every contiguous run.
-    fn walk(&self, axis: usize, src: i64, dst: i64, f: &mut dyn FnMut(i64, i64, usize)) {
+    ///
+    /// Generic over `f` (not `dyn`) so the copy inlines into the loops: runs are often
+    /// short (an inner chunk's row is 32 elements), and an indirect call per run showed up
+    /// in profiles of whole-array reads.
+    fn walk<F: FnMut(i64, i64, usize)>(&self, axis: usize, src: i64, dst: i64, f: &mut F) {
         let Some(a) = self.axes.get(axis) else {
             f(src, dst, 1);
             return;
@@ -276,6 +310,27 @@ impl Kernel {
                 if innermost && *src_step == 1 && *dst_step == 1 {
                     if *count > 0 {
                         f(src + s0, dst + d0, *count);
+                    }
+                    return;
+                }
+                // Second-innermost over a contiguous innermost run: loop here instead of
+                // recursing once per run.
+                if axis + 2 == self.axes.len()
+                    && let Some(Steps::Affine {
+                        count: n,
+                        src: is,
+                        src_step: 1,
+                        dst: id,
+                        dst_step: 1,
+                    }) = self.axes.get(axis + 1)
+                {
+                    if *n > 0 {
+                        let (mut s, mut d) = (src + s0 + is, dst + d0 + id);
+                        for _ in 0..*count {
+                            f(s, d, *n);
+                            s += src_step;
+                            d += dst_step;
+                        }
                     }
                     return;
                 }
@@ -377,7 +432,7 @@ impl Kernel {
     /// Writes one element value into every chunk cell of the operation (a scalar write).
     pub(crate) fn fill_chunk(&self, value: &[u8], chunk: &mut [u8]) -> Result<()> {
         let elem = value.len().max(1);
-        self.check(chunk.len() / elem, usize::MAX / 2)?;
+        self.check(chunk.len() / elem, 0, usize::MAX / 2)?;
         self.walk(0, self.base, 0, &mut |s, _, n| {
             let s = s as usize * elem;
             for cell in chunk[s..s + n * elem].chunks_exact_mut(elem) {

@@ -190,14 +190,11 @@ impl ArrayView {
     }
 }
 
-/// A buffer of `n` default values, refusing (instead of aborting on) failed allocations.
-fn zeroed<T: Clone + Default>(n: usize) -> Result<Vec<T>> {
-    let mut v: Vec<T> = Vec::new();
-    v.try_reserve_exact(n).map_err(|e| {
-        ArrayError::TooLarge(format!("cannot allocate {n} elements for the result: {e}"))
-    })?;
-    v.resize(n, T::default());
-    Ok(v)
+/// A buffer of `n` zero values, allocated zeroed (the pages are touched once, by the copy
+/// into them), refusing (instead of aborting on) failed allocations.
+fn zeroed<T: bytemuck::Zeroable>(n: usize) -> Result<Vec<T>> {
+    bytemuck::allocation::try_zeroed_vec(n)
+        .map_err(|()| ArrayError::TooLarge(format!("cannot allocate {n} elements for the result")))
 }
 
 impl ArrayView {

@@ -1,0 +1,721 @@
+//! Read benchmark of issue 5: zarrflow against zarrs 0.23.14 on the same data in the same run.
+//!
+//! Run: `cargo bench --bench read` (512³ uint16 = 256 MiB, best of 5), or
+//! `ZARRFLOW_BENCH_QUICK=1 cargo bench --bench read` / `cargo bench --bench read -- --quick`
+//! (256³ = 32 MiB, best of 2). `ZARRFLOW_BENCH_DATA=/some/dir` keeps the generated data
+//! there and reuses it on the next run (default: a fresh temporary directory).
+//!
+//! Data: uint16, value `(x + y²/32 + z³) mod 65536` at C-order index `[z, y, x]`
+//! (zarr_benchmarks' pattern), shards 128³, inner chunks 32³, zstd level 0 without checksum
+//! on the inner chunks, index `[bytes, crc32c]` at the end, written by zarrs
+//! (`FilesystemStore`, `_zarrs` metadata off).
+//!
+//! Libraries and modes (all time one call producing one assembled C-order output):
+//! * `zarrflow`: `Array::open_in` over `Store::open(dir)` (object_store `LocalFileSystem`),
+//!   default `ArrayOptions`, `view.read::<u16>()` on a multi-threaded tokio runtime.
+//! * `zarrs sync`: `FilesystemStore` + `retrieve_array_subset` (rayon, zarrs at its best).
+//! * `zarrs async 1-task`: `AsyncObjectStore<LocalFileSystem>` +
+//!   `async_retrieve_array_subset` (the documented async API: concurrent, not parallel).
+//! * `zarrs async spawn`: the fairness setup of `zarrs-codec-layer.md` §11: one `tokio::spawn`
+//!   per chunk (`async_retrieve_chunk_opt` for covered shards, `async_retrieve_chunk_subset_opt`
+//!   otherwise), `buffer_unordered(32)`, each result copied into the output with a row loop.
+//!
+//! Gather: zarrs 0.23.14 has no point-read API on `Array` (its `Indexer` trait is only used
+//! by `ArrayBytes` helpers), so the closest honest equivalent is: group the points by inner
+//! chunk, read each touched inner chunk once through `ArrayShardedReadableExt`
+//! (`retrieve_subchunk_opt` with a shard-index cache created per call) and pick the points.
+//! Sync: the groups split over one thread per core; async: `buffer_unordered(32)` on one
+//! task, or one `tokio::spawn` per inner chunk.
+//!
+//! Latency: both libraries read through `CountingStore(with_latency(InMemory, 10 ms))` (the
+//! files copied into memory: `ThrottledStore` cannot wrap `LocalFileSystem`'s file payloads);
+//! every request (GET, ranged GET, HEAD) sleeps 10 ms. Request counts are of one read with a
+//! cold shard-index cache (arrays are reopened before every timed call, outside the timing).
+//!
+//! Peak memory: each library's read-all runs once in a child process (this binary re-executed
+//! with `--child-peak LIB DIR`), which reports `VmHWM` from `/proc/self/status`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use object_store::local::LocalFileSystem;
+use object_store::{ObjectStore, ObjectStoreExt};
+use zarrflow::array::{Array as ZfArray, ArrayOptions};
+use zarrflow::index::{Selection, SelectionItem};
+use zarrflow::store::wrappers::{CountingStore, RequestCounts, with_latency};
+use zarrflow::store::{Store, StoreKey, StoreOptions};
+use zarrs::array::codec::ZstdCodec;
+use zarrs::array::codec::array_to_bytes::sharding::ShardingCodecBuilder;
+use zarrs::array::{
+    Array as ZsArray, ArrayBuilder, ArrayShardedReadableExt, ArrayShardedReadableExtCache,
+    ArraySubset, AsyncArrayShardedReadableExt, AsyncArrayShardedReadableExtCache, CodecOptions,
+    data_type,
+};
+use zarrs::filesystem::FilesystemStore;
+use zarrs::storage::{AsyncReadableStorageTraits, ReadableStorageTraits};
+use zarrs_object_store::AsyncObjectStore;
+
+const SHARD: u64 = 128;
+const INNER: u64 = 32;
+const LATENCY: Duration = Duration::from_millis(10);
+const SPAWN_CONCURRENCY: usize = 32;
+
+type Point = [u64; 3];
+
+struct Config {
+    n: u64,
+    reps: usize,
+    latency_reps: usize,
+    points: usize,
+    sub: [std::ops::Range<u64>; 3],
+}
+
+fn value(z: u64, y: u64, x: u64) -> u16 {
+    ((x + y * y / 32 + z * z * z) % 65536) as u16
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--child-peak") {
+        child_peak(&args[i + 1], Path::new(&args[i + 2]));
+        return;
+    }
+    if !args.iter().any(|a| a == "--bench") {
+        // `cargo test --all-targets` runs harness-less benches without `--bench`: skip.
+        println!("read benchmark: run it with `cargo bench --bench read` (skipped)");
+        return;
+    }
+    let quick = args.iter().any(|a| a == "--quick")
+        || std::env::var("ZARRFLOW_BENCH_QUICK").is_ok_and(|v| !v.is_empty() && v != "0");
+    let cfg = if quick {
+        Config {
+            n: 256,
+            reps: 2,
+            latency_reps: 1,
+            points: 20_000,
+            sub: [60..200, 60..200, 60..200],
+        }
+    } else {
+        Config {
+            n: 512,
+            reps: 5,
+            latency_reps: 2,
+            points: 100_000,
+            sub: [100..300, 100..300, 100..300],
+        }
+    };
+    zarrs::config::global_config_mut().set_include_zarrs_metadata(false);
+    let (_tmp, dir) = match std::env::var("ZARRFLOW_BENCH_DATA") {
+        Ok(d) if !d.is_empty() => (None, PathBuf::from(d).join(format!("n{}", cfg.n))),
+        _ => {
+            let t = tempfile::tempdir().unwrap();
+            let p = t.path().to_path_buf();
+            (Some(t), p)
+        }
+    };
+    generate(&dir, cfg.n);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    println!(
+        "zarrflow read benchmark: {n}³ uint16 ({mib} MiB), shards {SHARD}³, inner {INNER}³, \
+         zstd 0; {cores} cores; best of {} (latency cases best of {})",
+        cfg.reps,
+        cfg.latency_reps,
+        n = cfg.n,
+        mib = (cfg.n.pow(3) * 2) >> 20,
+    );
+    println!("data: {}", dir.display());
+
+    let all = [0..cfg.n, 0..cfg.n, 0..cfg.n];
+    let points = random_points(cfg.points, cfg.n, 0x9e37_79b9_7f4a_7c15);
+    let mut table = Table::default();
+
+    // ---------------------------------------------------------------- local
+    for (case, sub) in [("read all", &all), ("sub-box", &cfg.sub)] {
+        let label = format!("{case} {}", box_label(sub));
+        let expect = checksum_box(sub);
+        let zf = rt.block_on(zf_open_local(&dir));
+        let t_zf = best(cfg.reps, || {
+            let v = rt.block_on(zf_read_box(&zf, sub));
+            assert_eq!(sum(&v), expect, "zarrflow {label}");
+        });
+        let zs = zs_sync_open(&dir);
+        let t_sync = best(cfg.reps, || {
+            let v: Vec<u16> = zs
+                .retrieve_array_subset(&ArraySubset::new_with_ranges(sub))
+                .unwrap();
+            assert_eq!(sum(&v), expect, "zarrs sync {label}");
+        });
+        let za = rt.block_on(zs_async_open(Arc::new(
+            LocalFileSystem::new_with_prefix(&dir).unwrap(),
+        )));
+        let t_one = best(cfg.reps, || {
+            let v: Vec<u16> = rt
+                .block_on(za.async_retrieve_array_subset(&ArraySubset::new_with_ranges(sub)))
+                .unwrap();
+            assert_eq!(sum(&v), expect, "zarrs async {label}");
+        });
+        let t_spawn = best(cfg.reps, || {
+            let v = rt.block_on(zs_async_spawn_box(&za, sub));
+            assert_eq!(sum(&v), expect, "zarrs async spawn {label}");
+        });
+        table.row(&label, "local", [t_zf, t_sync, t_one, t_spawn], None);
+    }
+    {
+        let label = format!("gather {} random points", cfg.points);
+        let expect: u64 = points.iter().map(|p| value(p[0], p[1], p[2]) as u64).sum();
+        let zf = rt.block_on(zf_open_local(&dir));
+        let t_zf = best(cfg.reps, || {
+            let v = rt.block_on(zf_gather(&zf, &points));
+            assert_eq!(sum(&v), expect, "zarrflow gather");
+        });
+        let zs = zs_sync_open(&dir);
+        let t_sync = best(cfg.reps, || {
+            let v = zs_sync_gather(&zs, &points, cores);
+            assert_eq!(sum(&v), expect, "zarrs sync gather");
+        });
+        let za = rt.block_on(zs_async_open(Arc::new(
+            LocalFileSystem::new_with_prefix(&dir).unwrap(),
+        )));
+        let t_one = best(cfg.reps, || {
+            let v = rt.block_on(zs_async_gather(&za, &points, false));
+            assert_eq!(sum(&v), expect, "zarrs async gather");
+        });
+        let t_spawn = best(cfg.reps, || {
+            let v = rt.block_on(zs_async_gather(&za, &points, true));
+            assert_eq!(sum(&v), expect, "zarrs async spawn gather");
+        });
+        table.row(&label, "local", [t_zf, t_sync, t_one, t_spawn], None);
+    }
+
+    // ---------------------------------------------------------------- 10 ms latency
+    // object_store's ThrottledStore cannot wrap LocalFileSystem (its file payloads are
+    // unimplemented there), so the data is copied into an InMemory store first.
+    let mem = Arc::new(object_store::memory::InMemory::new());
+    rt.block_on(copy_to_memory(&dir, &mem));
+    let lat_cases: Vec<(String, Option<&[std::ops::Range<u64>; 3]>)> = vec![
+        (format!("read all {}", box_label(&all)), Some(&all)),
+        (format!("sub-box {}", box_label(&cfg.sub)), Some(&cfg.sub)),
+        (format!("gather {} random points", cfg.points), None),
+    ];
+    for (label, sub) in lat_cases {
+        let expect = match sub {
+            Some(s) => checksum_box(s),
+            None => points.iter().map(|p| value(p[0], p[1], p[2]) as u64).sum(),
+        };
+        let counting = CountingStore::new(with_latency(mem.clone(), LATENCY));
+        let backend: Arc<dyn ObjectStore> = Arc::new(counting.clone());
+        let mut counts = Vec::new();
+        // zarrflow: reopen (cold index cache) before every timed call.
+        let mut t_zf = Duration::MAX;
+        for _ in 0..cfg.latency_reps {
+            let zf = rt.block_on(zf_open_backend(backend.clone()));
+            counting.reset();
+            let t = Instant::now();
+            let v = match sub {
+                Some(s) => rt.block_on(zf_read_box(&zf, s)),
+                None => rt.block_on(zf_gather(&zf, &points)),
+            };
+            t_zf = t_zf.min(t.elapsed());
+            assert_eq!(sum(&v), expect, "zarrflow latency {label}");
+        }
+        counts.push(("zarrflow", counting.counts()));
+        // zarrs async, single task and spawned.
+        let mut t_one = Duration::MAX;
+        let mut t_spawn = Duration::MAX;
+        for spawn in [false, true] {
+            for _ in 0..cfg.latency_reps {
+                let za = rt.block_on(zs_async_open(backend.clone()));
+                counting.reset();
+                let t = Instant::now();
+                let v = match (sub, spawn) {
+                    (Some(s), false) => rt
+                        .block_on(za.async_retrieve_array_subset(&ArraySubset::new_with_ranges(s)))
+                        .unwrap(),
+                    (Some(s), true) => rt.block_on(zs_async_spawn_box(&za, s)),
+                    (None, sp) => rt.block_on(zs_async_gather(&za, &points, sp)),
+                };
+                let e = t.elapsed();
+                if spawn {
+                    t_spawn = t_spawn.min(e);
+                } else {
+                    t_one = t_one.min(e);
+                }
+                assert_eq!(sum(&v), expect, "zarrs latency {label}");
+            }
+            counts.push((
+                if spawn {
+                    "zarrs async spawn"
+                } else {
+                    "zarrs async 1-task"
+                },
+                counting.counts(),
+            ));
+        }
+        table.row(
+            &label,
+            "10 ms",
+            [t_zf, Duration::ZERO, t_one, t_spawn],
+            Some(counts),
+        );
+    }
+    table.print();
+
+    // ---------------------------------------------------------------- peak memory
+    let out_mib = (cfg.n.pow(3) * 2) as f64 / (1 << 20) as f64;
+    println!();
+    println!(
+        "peak memory of read all (child process, VmHWM; output {out_mib:.0} MiB; data on disk {:.0} MiB):",
+        dir_size(&dir) as f64 / (1 << 20) as f64
+    );
+    let exe = std::env::current_exe().unwrap();
+    for lib in ["zarrflow", "zarrs-sync", "zarrs-async", "zarrs-async-spawn"] {
+        let out = std::process::Command::new(&exe)
+            .args(["--child-peak", lib])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        println!("  {lib:<18} {}", text.trim());
+    }
+}
+
+// -------------------------------------------------------------------------- data
+
+fn generate(dir: &Path, n: u64) {
+    if dir.join("zarr.json").exists() {
+        return;
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    let t = Instant::now();
+    let store = Arc::new(FilesystemStore::new(dir).unwrap());
+    let mut b = ArrayBuilder::new(vec![n; 3], vec![SHARD.min(n); 3], data_type::uint16(), 0u16);
+    let mut sb = ShardingCodecBuilder::new(
+        vec![std::num::NonZeroU64::new(INNER).unwrap(); 3],
+        &data_type::uint16(),
+    );
+    sb.bytes_to_bytes_codecs(vec![Arc::new(ZstdCodec::new(0, false))]);
+    b.array_to_bytes_codec(sb.build_arc());
+    let array = b.build(store, "/").unwrap();
+    array.store_metadata().unwrap();
+    // Shard by shard, to keep the generator's memory small.
+    let s = SHARD.min(n);
+    for cz in 0..n / s {
+        for cy in 0..n / s {
+            for cx in 0..n / s {
+                let mut v = Vec::with_capacity((s * s * s) as usize);
+                for z in cz * s..(cz + 1) * s {
+                    for y in cy * s..(cy + 1) * s {
+                        for x in cx * s..(cx + 1) * s {
+                            v.push(value(z, y, x));
+                        }
+                    }
+                }
+                array.store_chunk(&[cz, cy, cx], v).unwrap();
+            }
+        }
+    }
+    eprintln!("generated {n}³ in {:.1} s", t.elapsed().as_secs_f64());
+}
+
+async fn copy_to_memory(dir: &Path, mem: &object_store::memory::InMemory) {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let rel = p.strip_prefix(dir).unwrap().to_str().unwrap().to_string();
+            let bytes = std::fs::read(&p).unwrap();
+            mem.put(&object_store::path::Path::from(rel), bytes.into())
+                .await
+                .unwrap();
+        }
+    }
+}
+
+fn random_points(count: usize, n: u64, mut seed: u64) -> Vec<Point> {
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    (0..count)
+        .map(|_| [next() % n, next() % n, next() % n])
+        .collect()
+}
+
+fn checksum_box(b: &[std::ops::Range<u64>; 3]) -> u64 {
+    let mut s = 0u64;
+    for z in b[0].clone() {
+        for y in b[1].clone() {
+            for x in b[2].clone() {
+                s += value(z, y, x) as u64;
+            }
+        }
+    }
+    s
+}
+
+fn sum(v: &[u16]) -> u64 {
+    v.iter().map(|&x| x as u64).sum()
+}
+
+fn box_label(b: &[std::ops::Range<u64>; 3]) -> String {
+    format!(
+        "[{}..{}, {}..{}, {}..{}]",
+        b[0].start, b[0].end, b[1].start, b[1].end, b[2].start, b[2].end
+    )
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    let mut total = 0;
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let md = e.metadata().unwrap();
+        total += if md.is_dir() {
+            dir_size(&e.path())
+        } else {
+            md.len()
+        };
+    }
+    total
+}
+
+fn best(reps: usize, mut f: impl FnMut()) -> Duration {
+    (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .min()
+        .unwrap()
+}
+
+// -------------------------------------------------------------------------- zarrflow
+
+async fn zf_open_local(dir: &Path) -> ZfArray {
+    let store = Store::open(dir.to_str().unwrap(), StoreOptions::default()).unwrap();
+    ZfArray::open_in(&store, &StoreKey::root(), ArrayOptions::default())
+        .await
+        .unwrap()
+}
+
+async fn zf_open_backend(backend: Arc<dyn ObjectStore>) -> ZfArray {
+    let store =
+        Store::from_object_store(backend, "", "file://bench-latency", StoreOptions::default())
+            .unwrap();
+    ZfArray::open_in(&store, &StoreKey::root(), ArrayOptions::default())
+        .await
+        .unwrap()
+}
+
+async fn zf_read_box(a: &ZfArray, b: &[std::ops::Range<u64>; 3]) -> Vec<u16> {
+    let sel = Selection::new(
+        b.iter()
+            .map(|r| SelectionItem::from(r.start as i64..r.end as i64))
+            .collect(),
+    );
+    let v = a.view().get(&sel).unwrap().read::<u16>().await.unwrap();
+    v.into_raw_vec_and_offset().0
+}
+
+async fn zf_gather(a: &ZfArray, points: &[Point]) -> Vec<u16> {
+    let axis =
+        |d: usize| SelectionItem::from(points.iter().map(|p| p[d] as i64).collect::<Vec<_>>());
+    let sel = Selection::new(vec![axis(0), axis(1), axis(2)]);
+    let v = a.view().vindex(&sel).unwrap().read::<u16>().await.unwrap();
+    v.into_raw_vec_and_offset().0
+}
+
+// -------------------------------------------------------------------------- zarrs
+
+fn zs_sync_open(dir: &Path) -> ZsArray<dyn ReadableStorageTraits> {
+    let store: Arc<dyn ReadableStorageTraits> = Arc::new(FilesystemStore::new(dir).unwrap());
+    ZsArray::open(store, "/").unwrap()
+}
+
+type AsyncArr = Arc<ZsArray<dyn AsyncReadableStorageTraits>>;
+
+async fn zs_async_open(backend: Arc<dyn ObjectStore>) -> AsyncArr {
+    let store: Arc<dyn AsyncReadableStorageTraits> = Arc::new(AsyncObjectStore::new(backend));
+    Arc::new(ZsArray::async_open(store, "/").await.unwrap())
+}
+
+/// Copies a C-order block of `shape` into `out` (C order, `out_shape`) at `at`.
+fn copy_block(out: &mut [u16], out_shape: &[u64], at: &[u64], block: &[u16], shape: &[u64]) {
+    let (ny, nx) = (out_shape[1] as usize, out_shape[2] as usize);
+    let (bz, by, bx) = (shape[0] as usize, shape[1] as usize, shape[2] as usize);
+    for z in 0..bz {
+        for y in 0..by {
+            let d = ((at[0] as usize + z) * ny + at[1] as usize + y) * nx + at[2] as usize;
+            let s = (z * by + y) * bx;
+            out[d..d + bx].copy_from_slice(&block[s..s + bx]);
+        }
+    }
+}
+
+/// One `tokio::spawn` per intersecting chunk, results copied into one output.
+async fn zs_async_spawn_box(a: &AsyncArr, b: &[std::ops::Range<u64>; 3]) -> Vec<u16> {
+    let subset = ArraySubset::new_with_ranges(b);
+    let shape = subset.shape().to_vec();
+    let mut out = vec![0u16; subset.num_elements_usize()];
+    let chunks = a.chunks_in_array_subset(&subset).unwrap().unwrap();
+    let tasks = chunks.indices().into_iter().map(|idx| {
+        let a = a.clone();
+        let subset = subset.clone();
+        tokio::spawn(async move {
+            let idx: Vec<u64> = idx.to_vec();
+            let cs = a.chunk_subset(&idx).unwrap();
+            let ov = cs.overlap(&subset).unwrap();
+            let opts = CodecOptions::default();
+            let v: Vec<u16> = if ov == cs {
+                a.async_retrieve_chunk_opt(&idx, &opts).await.unwrap()
+            } else {
+                let local = ov.relative_to(cs.start()).unwrap();
+                a.async_retrieve_chunk_subset_opt(&idx, &local, &opts)
+                    .await
+                    .unwrap()
+            };
+            (ov, v)
+        })
+    });
+    let mut stream = futures::stream::iter(tasks).buffer_unordered(SPAWN_CONCURRENCY);
+    while let Some(r) = stream.next().await {
+        let (ov, v) = r.unwrap();
+        let at = ov.relative_to(subset.start()).unwrap();
+        copy_block(&mut out, &shape, at.start(), &v, ov.shape());
+    }
+    out
+}
+
+/// (point position, linear offset inside its inner chunk).
+type Picks = Vec<(usize, usize)>;
+
+/// Points grouped by inner chunk: (inner chunk index, picks).
+fn group_points(points: &[Point]) -> Vec<(Vec<u64>, Picks)> {
+    let mut groups: HashMap<Point, Vec<(usize, usize)>> = HashMap::new();
+    for (i, p) in points.iter().enumerate() {
+        let c = [p[0] / INNER, p[1] / INNER, p[2] / INNER];
+        let l = p.map(|v| (v % INNER) as usize);
+        let off = (l[0] * INNER as usize + l[1]) * INNER as usize + l[2];
+        groups.entry(c).or_default().push((i, off));
+    }
+    groups.into_iter().map(|(c, v)| (c.to_vec(), v)).collect()
+}
+
+fn zs_sync_gather(
+    a: &ZsArray<dyn ReadableStorageTraits>,
+    points: &[Point],
+    threads: usize,
+) -> Vec<u16> {
+    let groups = group_points(points);
+    let cache = ArrayShardedReadableExtCache::new(a);
+    let per = groups.len().div_ceil(threads.max(1)).max(1);
+    let picked: Vec<Vec<(usize, u16)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = groups
+            .chunks(per)
+            .map(|part| {
+                let cache = &cache;
+                s.spawn(move || {
+                    let opts = CodecOptions::default().with_concurrent_target(1);
+                    let mut got = Vec::new();
+                    for (c, pts) in part {
+                        let v: Vec<u16> = a.retrieve_subchunk_opt(cache, c, &opts).unwrap();
+                        got.extend(pts.iter().map(|&(i, off)| (i, v[off])));
+                    }
+                    got
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut out = vec![0u16; points.len()];
+    for (i, v) in picked.into_iter().flatten() {
+        out[i] = v;
+    }
+    out
+}
+
+async fn zs_async_gather(a: &AsyncArr, points: &[Point], spawn: bool) -> Vec<u16> {
+    let groups = group_points(points);
+    let cache = Arc::new(AsyncArrayShardedReadableExtCache::new(a));
+    let mut out = vec![0u16; points.len()];
+    let read = |c: Vec<u64>, pts: Vec<(usize, usize)>| {
+        let a = a.clone();
+        let cache = cache.clone();
+        async move {
+            let v: Vec<u16> = a
+                .async_retrieve_subchunk_opt(&cache, &c, &CodecOptions::default())
+                .await
+                .unwrap();
+            pts.into_iter()
+                .map(|(i, off)| (i, v[off]))
+                .collect::<Vec<_>>()
+        }
+    };
+    if spawn {
+        let mut s = futures::stream::iter(groups)
+            .map(|(c, pts)| tokio::spawn(read(c, pts)))
+            .buffer_unordered(SPAWN_CONCURRENCY);
+        while let Some(r) = s.next().await {
+            for (i, v) in r.unwrap() {
+                out[i] = v;
+            }
+        }
+    } else {
+        let mut s = futures::stream::iter(groups)
+            .map(|(c, pts)| read(c, pts))
+            .buffer_unordered(SPAWN_CONCURRENCY);
+        while let Some(r) = s.next().await {
+            for (i, v) in r {
+                out[i] = v;
+            }
+        }
+    }
+    out
+}
+
+// -------------------------------------------------------------------------- peak memory
+
+fn status_kib(field: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn child_peak(lib: &str, dir: &Path) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let n = {
+        let zs = zs_sync_open(dir);
+        zs.shape()[0]
+    };
+    let all = [0..n, 0..n, 0..n];
+    let before = status_kib("VmRSS:");
+    let v: Vec<u16> = match lib {
+        "zarrflow" => {
+            let a = rt.block_on(zf_open_local(dir));
+            rt.block_on(zf_read_box(&a, &all))
+        }
+        "zarrs-sync" => zs_sync_open(dir)
+            .retrieve_array_subset(&ArraySubset::new_with_ranges(&all))
+            .unwrap(),
+        "zarrs-async" => {
+            let a = rt.block_on(zs_async_open(Arc::new(
+                LocalFileSystem::new_with_prefix(dir).unwrap(),
+            )));
+            rt.block_on(a.async_retrieve_array_subset(&ArraySubset::new_with_ranges(&all)))
+                .unwrap()
+        }
+        "zarrs-async-spawn" => {
+            let a = rt.block_on(zs_async_open(Arc::new(
+                LocalFileSystem::new_with_prefix(dir).unwrap(),
+            )));
+            rt.block_on(zs_async_spawn_box(&a, &all))
+        }
+        other => panic!("unknown library {other}"),
+    };
+    let hwm = status_kib("VmHWM:");
+    let out = (v.len() * 2) as f64 / (1 << 20) as f64;
+    println!(
+        "VmHWM {:6.0} MiB  (before the read {:4.0} MiB; output {out:.0} MiB; peak - before - output = {:5.0} MiB)",
+        hwm as f64 / 1024.0,
+        before as f64 / 1024.0,
+        (hwm as f64 - before as f64) / 1024.0 - out
+    );
+    std::hint::black_box(&v);
+}
+
+// -------------------------------------------------------------------------- table
+
+type Counts = Vec<(&'static str, RequestCounts)>;
+
+#[derive(Default)]
+struct Table {
+    rows: Vec<(String, String, [Duration; 4], Option<Counts>)>,
+}
+
+impl Table {
+    /// `t`: zarrflow, zarrs sync, zarrs async single task, zarrs async spawned.
+    fn row(&mut self, case: &str, store: &str, t: [Duration; 4], counts: Option<Counts>) {
+        self.rows.push((case.into(), store.into(), t, counts));
+    }
+
+    fn print(&self) {
+        let ms = |d: Duration| {
+            if d.is_zero() {
+                "—".to_string()
+            } else {
+                format!("{:.1}", d.as_secs_f64() * 1e3)
+            }
+        };
+        let ratio = |z: Duration, o: Duration| {
+            if o.is_zero() {
+                "—".to_string()
+            } else {
+                format!("{:.2}x", o.as_secs_f64() / z.as_secs_f64())
+            }
+        };
+        println!();
+        println!(
+            "times in ms (best of N); ratio = zarrs time / zarrflow time (> 1: zarrflow faster)"
+        );
+        println!(
+            "| {:<34} | {:<5} | {:>9} | {:>10} | {:>12} | {:>12} | {:>9} | {:>9} | {:>9} |",
+            "case",
+            "store",
+            "zarrflow",
+            "zarrs sync",
+            "zarrs async1",
+            "zarrs spawn",
+            "vs sync",
+            "vs async1",
+            "vs spawn"
+        );
+        println!("|{}|", ["-"; 9].map(|_| "---").join("|"));
+        for (case, store, t, _) in &self.rows {
+            println!(
+                "| {:<34} | {:<5} | {:>9} | {:>10} | {:>12} | {:>12} | {:>9} | {:>9} | {:>9} |",
+                case,
+                store,
+                ms(t[0]),
+                ms(t[1]),
+                ms(t[2]),
+                ms(t[3]),
+                ratio(t[0], t[1]),
+                ratio(t[0], t[2]),
+                ratio(t[0], t[3])
+            );
+        }
+        println!();
+        println!("requests per read with 10 ms latency (one call, cold shard-index cache):");
+        for (case, _, _, counts) in &self.rows {
+            let Some(counts) = counts else { continue };
+            for (lib, c) in counts {
+                println!(
+                    "  {case:<34} {lib:<19} total {:>5}  (GET {:>4}, ranged GET {:>5}, HEAD {:>5}; {:>6.1} MiB)",
+                    c.total(),
+                    c.get,
+                    c.get_range,
+                    c.head,
+                    c.bytes_read as f64 / (1 << 20) as f64
+                );
+            }
+        }
+    }
+}
