@@ -4,6 +4,10 @@ its full contents with an expected .npy file, bit-exactly.
 
     .venv/bin/python test-data/check_array.py ARRAY_PATH EXPECTED.npy [--reader zarr|tensorstore|both]
     .venv/bin/python test-data/check_array.py ARRAY_PATH --metadata-only [--reader ...]
+    .venv/bin/python test-data/check_array.py --batch LIST.txt [--reader ...]
+
+With --batch, LIST.txt holds one "ARRAY_PATH EXPECTED.npy" pair per line (tab-separated), all
+checked in one process.
 
 Prints one line per reader ("OK", "MISMATCH ..." or "ERROR ...") and exits non-zero if any
 reader failed. Floats and complex numbers are compared by their raw bytes, so NaN payloads,
@@ -143,11 +147,28 @@ def check(path: str, expected: np.ndarray | None, reader: str) -> tuple[bool, st
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("array_path", help="directory containing the array's zarr.json")
+    p.add_argument("array_path", nargs="?", help="directory containing the array's zarr.json")
     p.add_argument("expected", nargs="?", help="expected contents (.npy); not used with --metadata-only")
     p.add_argument("--reader", choices=["zarr", "tensorstore", "both"], default="both")
     p.add_argument("--metadata-only", action="store_true", help="only open the array")
+    p.add_argument("--batch", help="file of tab-separated ARRAY_PATH and EXPECTED.npy lines")
     args = p.parse_args(argv)
+    readers = READERS if args.reader == "both" else (args.reader,)
+
+    if args.batch:
+        failed = 0
+        with open(args.batch, encoding="utf-8") as f:
+            pairs = [line.rstrip("\n").split("\t") for line in f if line.strip()]
+        for path, npy in pairs:
+            expected = np.load(npy, allow_pickle=False)
+            for r in readers:
+                ok, msg = check(path, expected, r)
+                failed += not ok
+                print(f"{reader_label(r)}: {msg} ({path})")
+        print(f"{len(pairs) * len(readers) - failed} passed, {failed} failed")
+        return 1 if failed else 0
+    if args.array_path is None:
+        p.error("ARRAY_PATH is required unless --batch is given")
 
     if args.metadata_only:
         expected = None
@@ -156,7 +177,6 @@ def main(argv: list[str] | None = None) -> int:
             p.error("EXPECTED.npy is required unless --metadata-only is given")
         expected = np.load(args.expected, allow_pickle=False)
 
-    readers = READERS if args.reader == "both" else (args.reader,)
     failed = False
     for r in readers:
         ok, msg = check(args.array_path, expected, r)

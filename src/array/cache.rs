@@ -43,7 +43,6 @@ impl IndexCache {
         self.cache.insert(key.to_string(), index);
     }
 
-    #[allow(dead_code)] // used by the write path, which lands next
     pub(crate) fn invalidate(&self, key: &str) {
         self.cache.invalidate(key);
     }

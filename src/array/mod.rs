@@ -5,8 +5,10 @@
 //! [`ArrayView::vindex`], [`ArrayView::transformed`]) composes transforms and does no I/O.
 //! [`ArrayView::read`] plans the view over the shard (or chunk) grid and then each shard's
 //! inner-chunk grid, fetches what it needs with coalesced requests, decodes on a bounded
-//! blocking pool and copies runs straight into the result.
+//! blocking pool and copies runs straight into the result. [`ArrayView::write`] (and
+//! [`WriteBatch`]) run planned read-modify-writes per shard.
 
+mod batch;
 mod blocking;
 mod cache;
 mod element;
@@ -14,6 +16,7 @@ mod error;
 mod read;
 mod scatter;
 mod view;
+mod write;
 
 use std::sync::Arc;
 
@@ -21,9 +24,10 @@ use crate::codec::Sharding;
 use crate::grid::{DimensionGrid, RectilinearGrid, RegularGrid};
 use crate::hierarchy::ArrayNode;
 use crate::index::IndexTransform;
-use crate::metadata::{ArrayMetadata, ChunkGridSpec};
+use crate::metadata::{ArrayMetadata, ArraySpec, ChunkGridSpec};
 use crate::store::{Store, StoreKey, StoreOptions};
 
+pub use batch::WriteBatch;
 pub use blocking::block_on;
 pub use element::Element;
 pub use error::{ArrayError, Result};
@@ -43,6 +47,8 @@ pub struct ArrayOptions {
     pub decode_threads: usize,
     /// Byte budget of the shard-index cache; 0 turns it off.
     pub index_cache_bytes: u64,
+    /// Store chunks (and inner chunks) equal to the fill value instead of eliding them.
+    pub store_empty_chunks: bool,
 }
 
 impl Default for ArrayOptions {
@@ -51,6 +57,7 @@ impl Default for ArrayOptions {
             request_concurrency: 32,
             decode_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
             index_cache_bytes: 64 << 20,
+            store_empty_chunks: false,
         }
     }
 }
@@ -65,6 +72,13 @@ impl ArrayOptions {
     /// Sets the number of concurrent decodes (at least 1).
     pub fn with_decode_threads(mut self, n: usize) -> Self {
         self.decode_threads = n.max(1);
+        self
+    }
+
+    /// Keeps chunks equal to the fill value (by default they are not stored, and a shard
+    /// left with no inner chunk is deleted).
+    pub fn with_store_empty_chunks(mut self, on: bool) -> Self {
+        self.store_empty_chunks = on;
         self
     }
 
@@ -100,6 +114,21 @@ pub(crate) struct Shared {
     pub(crate) elem: usize,
     pub(crate) options: ArrayOptions,
     pub(crate) index_cache: Option<IndexCache>,
+    /// Striped locks serialising read-modify-writes of one shard within this process.
+    pub(crate) locks: Vec<tokio::sync::Mutex<()>>,
+}
+
+/// Number of lock stripes per array.
+const LOCK_STRIPES: usize = 64;
+
+impl Shared {
+    /// The lock guarding read-modify-writes of the shard (or chunk) at `key`.
+    pub(crate) fn lock_for(&self, key: &str) -> &tokio::sync::Mutex<()> {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        key.hash(&mut h);
+        &self.locks[(h.finish() as usize) % self.locks.len()]
+    }
 }
 
 impl Array {
@@ -114,6 +143,22 @@ impl Array {
     pub async fn open_in(store: &Store, path: &StoreKey, options: ArrayOptions) -> Result<Array> {
         let node = ArrayNode::open(store, path).await?;
         Array::from_node(node, options)
+    }
+
+    /// Creates an array at `path` from `spec` (replacing any metadata there) and opens it.
+    pub async fn create(
+        store: &Store,
+        path: &StoreKey,
+        spec: &ArraySpec,
+        options: ArrayOptions,
+    ) -> Result<Array> {
+        let node = ArrayNode::create(store, path, spec, true).await?;
+        Array::from_node(node, options)
+    }
+
+    /// A batch of writes that touches each shard once when committed.
+    pub fn batch(&self) -> WriteBatch {
+        WriteBatch::new(self.clone())
     }
 
     /// Wraps an opened node.
@@ -139,6 +184,9 @@ impl Array {
                 elem,
                 options,
                 index_cache,
+                locks: (0..LOCK_STRIPES)
+                    .map(|_| tokio::sync::Mutex::new(()))
+                    .collect(),
             }),
         })
     }

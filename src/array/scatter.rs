@@ -231,7 +231,6 @@ impl Kernel {
     }
 
     /// Copies result cells into the chunk (`write`): the reverse direction.
-    #[allow(dead_code)] // used by the write path, which lands next
     pub(crate) fn scatter_into(&self, values: &[u8], chunk: &mut [u8], elem: usize) -> Result<()> {
         self.check(chunk.len() / elem, values.len() / elem)?;
         self.walk(0, self.base, 0, &mut |s, d, n| {
@@ -342,4 +341,19 @@ fn dest_offsets(dest: &AxisDest, count: usize, rs: &[i64]) -> Result<Vec<i64>> {
                 .collect()
         }
     })
+}
+
+impl Kernel {
+    /// Writes one element value into every chunk cell of the operation (a scalar write).
+    pub(crate) fn fill_chunk(&self, value: &[u8], chunk: &mut [u8]) -> Result<()> {
+        let elem = value.len().max(1);
+        self.check(chunk.len() / elem, usize::MAX / 2)?;
+        self.walk(0, self.base, 0, &mut |s, _, n| {
+            let s = s as usize * elem;
+            for cell in chunk[s..s + n * elem].chunks_exact_mut(elem) {
+                cell.copy_from_slice(value);
+            }
+        });
+        Ok(())
+    }
 }

@@ -199,3 +199,113 @@ fn zeroed<T: Clone + Default>(n: usize) -> Result<Vec<T>> {
     v.resize(n, T::default());
     Ok(v)
 }
+
+impl ArrayView {
+    /// Snapshots `values` (C-order native-endian bytes of `shape`, the array's data type)
+    /// broadcast NumPy-style to the view's shape, checking rank, shape and bytes first.
+    pub(crate) fn stage(&self, values: &[u8], shape: &[u64]) -> Result<super::write::StagedWrite> {
+        use super::write::{StagedWrite, Values};
+        let elem = self.array.shared.elem;
+        let n: u64 = shape.iter().product();
+        if values.len() as u64 != n.saturating_mul(elem as u64) {
+            return Err(ArrayError::ShapeMismatch(format!(
+                "{} bytes of values for shape {shape:?} of {elem}-byte elements",
+                values.len()
+            )));
+        }
+        if self.array.metadata().zarrs_metadata().data_type.name() == "bool"
+            && values.iter().any(|&b| b > 1)
+        {
+            return Err(ArrayError::InvalidData {
+                key: "values".into(),
+                reason: "a bool value byte other than 0 or 1".into(),
+            });
+        }
+        let target = self.shape();
+        let mut vshape = shape.to_vec();
+        while vshape.len() > target.len() && vshape.first() == Some(&1) {
+            vshape.remove(0);
+        }
+        let compatible = vshape.len() <= target.len()
+            && vshape
+                .iter()
+                .rev()
+                .zip(target.iter().rev())
+                .all(|(&v, &t)| v == t || v == 1);
+        if !compatible {
+            return Err(ArrayError::ShapeMismatch(format!(
+                "values of shape {shape:?} cannot be broadcast to the selection's shape {target:?}"
+            )));
+        }
+        let values = if vshape.iter().all(|&v| v == 1) {
+            Values::Scalar(values.get(..elem).unwrap_or_default().to_vec())
+        } else if vshape == target {
+            Values::Buffer(std::sync::Arc::new(values.to_vec()))
+        } else {
+            Values::Buffer(std::sync::Arc::new(broadcast_bytes(
+                values, &vshape, &target, elem,
+            )?))
+        };
+        Ok(StagedWrite {
+            transform: self.transform.clone(),
+            values,
+        })
+    }
+
+    /// Writes values given as C-order native-endian bytes of `shape` (the array's data
+    /// type), broadcast NumPy-style to the view's shape. A point selected twice keeps the
+    /// last value (C order of the view).
+    ///
+    /// Rank, shape and data are checked before any byte is stored; each touched shard is
+    /// replaced whole or not at all.
+    pub async fn write_bytes(&self, values: &[u8], shape: &[u64]) -> Result<()> {
+        let staged = self.stage(values, shape)?;
+        super::write::write(&self.array.shared, std::slice::from_ref(&staged)).await
+    }
+
+    /// Writes an array of values, broadcast to the view's shape.
+    pub async fn write<T: Element>(&self, values: &ndarray::ArrayViewD<'_, T>) -> Result<()> {
+        self.check_type::<T>()?;
+        let flat: Vec<T> = values.iter().copied().collect();
+        let shape: Vec<u64> = values.shape().iter().map(|&n| n as u64).collect();
+        self.write_bytes(&T::to_ne_bytes_vec(&flat), &shape).await
+    }
+
+    /// Writes one value into every cell of the view.
+    pub async fn write_scalar<T: Element>(&self, value: T) -> Result<()> {
+        self.check_type::<T>()?;
+        self.write_bytes(&T::to_ne_bytes_vec(&[value]), &[]).await
+    }
+
+    /// [`write`](Self::write) for code without an async runtime.
+    pub fn write_blocking<T: Element>(&self, values: &ndarray::ArrayViewD<'_, T>) -> Result<()> {
+        super::block_on(self.write(values))?
+    }
+
+    pub(crate) fn check_element<T: Element>(&self) -> Result<()> {
+        self.check_type::<T>()
+    }
+}
+
+/// Materialises `values` of `vshape` broadcast to `target` (right-aligned, size-1 axes
+/// repeat), as C-order bytes.
+fn broadcast_bytes(values: &[u8], vshape: &[u64], target: &[u64], elem: usize) -> Result<Vec<u8>> {
+    let mut src_shape: Vec<usize> = vec![1; target.len() - vshape.len()];
+    src_shape.extend(vshape.iter().map(|&n| n as usize));
+    src_shape.push(elem);
+    let mut dst_shape: Vec<usize> = target.iter().map(|&n| n as usize).collect();
+    dst_shape.push(elem);
+    let src = ndarray::ArrayViewD::from_shape(IxDyn(&src_shape), values)
+        .map_err(|e| ArrayError::Internal(e.to_string()))?;
+    let view = src.broadcast(IxDyn(&dst_shape)).ok_or_else(|| {
+        ArrayError::ShapeMismatch(format!(
+            "values of shape {vshape:?} cannot be broadcast to {target:?}"
+        ))
+    })?;
+    let total: usize = dst_shape.iter().product();
+    let mut out = zeroed::<u8>(total)?;
+    for (o, v) in out.iter_mut().zip(view.iter()) {
+        *o = *v;
+    }
+    Ok(out)
+}

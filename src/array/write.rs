@@ -1,0 +1,448 @@
+//! The write executor: planned read-modify-write per shard (or chunk), skipping reads of
+//! fully covered shards and copying the encoded bytes of untouched inner chunks verbatim.
+//!
+//! Per touched shard, with every staged write that touches it applied in order:
+//! - if some write covers the whole shard, the shard is encoded from the fill value and the
+//!   writes, and stored with no read;
+//! - otherwise the shard is read once; only inner chunks that are touched but not fully
+//!   covered are decoded; untouched inner chunks keep their encoded bytes; the shard is
+//!   re-assembled in C order and stored with a conditional PUT on the version read (retried
+//!   on conflict where the store supports it);
+//! - inner chunks equal to the fill value are not stored, and a shard left empty is deleted
+//!   (unless [`ArrayOptions::store_empty_chunks`](super::ArrayOptions) is set).
+//!
+//! Writes from the same process to one shard are serialised by a striped lock; values are
+//! applied in request C order, so a point written twice keeps the last value.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::StreamExt;
+
+use crate::codec::block::ravel;
+use crate::codec::sharding::fill_bytes;
+use crate::index::IndexTransform;
+use crate::plan::{ChunkOp, Coverage, plan_chunks, plan_sharded};
+use crate::store::{ObjectVersion, StoreError, StoreKey};
+
+use super::error::{ArrayError, Result};
+use super::scatter::Kernel;
+use super::{ShardLayout, Shared};
+
+/// Where the values of one staged write come from.
+#[derive(Debug, Clone)]
+pub(crate) enum Values {
+    /// C-order native-endian bytes of the write's domain shape.
+    Buffer(Arc<Vec<u8>>),
+    /// One element, broadcast to every cell.
+    Scalar(Vec<u8>),
+}
+
+/// One write: the cells of `transform` (over the array's storage space) get `values`.
+#[derive(Debug, Clone)]
+pub(crate) struct StagedWrite {
+    pub(crate) transform: IndexTransform,
+    pub(crate) values: Values,
+}
+
+/// The chunk operations of the staged writes that touch one shard (or chunk).
+struct Target {
+    coords: Vec<i64>,
+    /// The shard-level (or chunk-level) operations, one per write touching it.
+    outer: Vec<(usize, ChunkOp)>,
+    /// Inner-chunk operations by inner chunk (linear index), in write order.
+    inner: BTreeMap<usize, Vec<(usize, ChunkOp)>>,
+}
+
+impl Target {
+    fn covers_all(&self) -> bool {
+        self.outer
+            .iter()
+            .any(|(_, op)| op.coverage == Coverage::Full)
+    }
+}
+
+/// Applies `writes` in order.
+pub(crate) async fn write(shared: &Arc<Shared>, writes: &[StagedWrite]) -> Result<()> {
+    let targets = group_by_target(shared, writes)?;
+    let concurrency = shared.options.request_concurrency.max(1);
+    let mut results = futures::stream::iter(targets.into_values())
+        .map(|t| write_target(shared, writes, t))
+        .buffer_unordered(concurrency);
+    while let Some(r) = results.next().await {
+        r?;
+    }
+    Ok(())
+}
+
+/// Plans every write and groups the operations by shard (or chunk).
+fn group_by_target(shared: &Shared, writes: &[StagedWrite]) -> Result<BTreeMap<Vec<i64>, Target>> {
+    let mut targets: BTreeMap<Vec<i64>, Target> = BTreeMap::new();
+    for (w, write) in writes.iter().enumerate() {
+        if write.transform.domain().is_empty() {
+            continue;
+        }
+        match &shared.shards {
+            Some(layout) => {
+                let plan =
+                    plan_sharded(&write.transform, &shared.grids, &layout.inner_chunk_shape)?;
+                for work in plan.shards()? {
+                    let work = work?;
+                    let cps = layout.sharding.chunks_per_shard(&work.shard.chunk_shape)?;
+                    let coords = work.shard.chunk_coords.clone();
+                    let t = targets.entry(coords.clone()).or_insert_with(|| Target {
+                        coords,
+                        outer: Vec::new(),
+                        inner: BTreeMap::new(),
+                    });
+                    if layout.partial_reads {
+                        for op in work.inner_ops()? {
+                            let op = op?;
+                            let linear = linear_of(&op.chunk_coords, &cps)?;
+                            t.inner.entry(linear).or_default().push((w, op));
+                        }
+                    }
+                    t.outer.push((w, work.shard));
+                }
+            }
+            None => {
+                let plan = plan_chunks(&write.transform, &shared.grids)?;
+                for op in plan.ops()? {
+                    let op = op?;
+                    let coords = op.chunk_coords.clone();
+                    targets
+                        .entry(coords.clone())
+                        .or_insert_with(|| Target {
+                            coords,
+                            outer: Vec::new(),
+                            inner: BTreeMap::new(),
+                        })
+                        .outer
+                        .push((w, op));
+                }
+            }
+        }
+    }
+    Ok(targets)
+}
+
+fn linear_of(coords: &[i64], chunks_per_shard: &[u64]) -> Result<usize> {
+    let c: Vec<u64> = coords
+        .iter()
+        .map(|&v| {
+            u64::try_from(v)
+                .map_err(|_| ArrayError::Internal(format!("negative chunk coordinate {v}")))
+        })
+        .collect::<Result<_>>()?;
+    if c.iter().zip(chunks_per_shard).any(|(v, n)| v >= n) {
+        return Err(ArrayError::Internal(format!(
+            "inner chunk {c:?} outside the shard's {chunks_per_shard:?} chunks"
+        )));
+    }
+    Ok(ravel(&c, chunks_per_shard) as usize)
+}
+
+/// Applies the operations of some writes to one chunk buffer, in order.
+fn apply(
+    writes: &[StagedWrite],
+    ops: &[(usize, ChunkOp)],
+    chunk: &mut [u8],
+    elem: usize,
+) -> Result<()> {
+    for (w, op) in ops {
+        let kernel = Kernel::new(op)?;
+        match &writes[*w].values {
+            Values::Buffer(values) => kernel.scatter_into(values, chunk, elem)?,
+            Values::Scalar(value) => kernel.fill_chunk(value, chunk)?,
+        }
+    }
+    Ok(())
+}
+
+async fn on_blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ArrayError::Task(e.to_string()))?
+}
+
+/// How many times a conditional write is retried after a concurrent change.
+const MAX_ATTEMPTS: usize = 16;
+
+async fn write_target(shared: &Arc<Shared>, writes: &[StagedWrite], target: Target) -> Result<()> {
+    let key = chunk_key(shared, &target.coords)?;
+    let _guard = shared.lock_for(key.as_str()).lock().await;
+    for _ in 0..MAX_ATTEMPTS {
+        let outcome = match &shared.shards {
+            Some(layout) if layout.partial_reads => {
+                write_shard(shared, layout, writes, &target, &key).await
+            }
+            _ => write_whole(shared, writes, &target, &key).await,
+        };
+        if let Some(cache) = &shared.index_cache {
+            cache.invalidate(key.as_str());
+        }
+        match outcome {
+            Err(ArrayError::Store(
+                StoreError::Precondition { .. } | StoreError::AlreadyExists { .. },
+            )) => continue,
+            other => return other,
+        }
+    }
+    Err(ArrayError::Store(StoreError::Precondition {
+        url: shared.node.store().url_of(&key),
+    }))
+}
+
+fn chunk_key(shared: &Shared, coords: &[i64]) -> Result<StoreKey> {
+    let c: Vec<u64> = coords
+        .iter()
+        .map(|&v| {
+            u64::try_from(v)
+                .map_err(|_| ArrayError::Internal(format!("negative chunk coordinate {v}")))
+        })
+        .collect::<Result<_>>()?;
+    Ok(shared.node.chunk_key(&c)?)
+}
+
+/// Reads an object with its version; `None` when it does not exist.
+async fn read_versioned(shared: &Shared, key: &StoreKey) -> Result<Option<(Bytes, ObjectVersion)>> {
+    match shared.node.store().get_with_version(key).await {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Stores `encoded` (or deletes the key when `None`), conditionally on what was read.
+async fn commit(
+    shared: &Shared,
+    key: &StoreKey,
+    encoded: Option<Vec<u8>>,
+    read: Option<Option<ObjectVersion>>,
+) -> Result<()> {
+    let store = shared.node.store();
+    match (encoded, read) {
+        (None, Some(None)) => Ok(()),
+        (None, _) => Ok(store.delete(key).await?),
+        (Some(bytes), None) => {
+            store.put(key, Bytes::from(bytes)).await?;
+            Ok(())
+        }
+        (Some(bytes), Some(None)) => {
+            match store.put_if_absent(key, Bytes::from(bytes.clone())).await {
+                Err(StoreError::Unsupported { .. }) => store
+                    .put(key, Bytes::from(bytes))
+                    .await
+                    .map(drop)
+                    .map_err(Into::into),
+                other => other.map(drop).map_err(Into::into),
+            }
+        }
+        (Some(bytes), Some(Some(version))) => {
+            match store
+                .put_if_match(key, Bytes::from(bytes.clone()), &version)
+                .await
+            {
+                Err(StoreError::Unsupported { .. }) => store
+                    .put(key, Bytes::from(bytes))
+                    .await
+                    .map(drop)
+                    .map_err(Into::into),
+                other => other.map(drop).map_err(Into::into),
+            }
+        }
+    }
+}
+
+/// A shard with partial access: read once unless fully covered, decode only partially
+/// covered inner chunks, copy untouched inner chunks verbatim.
+async fn write_shard(
+    shared: &Arc<Shared>,
+    layout: &ShardLayout,
+    writes: &[StagedWrite],
+    target: &Target,
+    key: &StoreKey,
+) -> Result<()> {
+    let meta = shared.node.metadata();
+    let elem = shared.elem;
+    let shard_shape = target
+        .outer
+        .first()
+        .map(|(_, op)| op.chunk_shape.clone())
+        .ok_or_else(|| ArrayError::Internal("a shard target without operations".into()))?;
+    let codec = layout.sharding.index_codec(&shard_shape)?;
+    let n_inner = codec.chunks_per_shard().iter().product::<u64>() as usize;
+    let (existing, read) = if target.covers_all() {
+        (None, None)
+    } else {
+        match read_versioned(shared, key).await? {
+            Some((bytes, version)) => {
+                let index = codec.decode_from_shard(&bytes, key.as_str())?;
+                (Some((bytes, index)), Some(Some(version)))
+            }
+            None => (None, Some(None)),
+        }
+    };
+    let inner_shape = layout.inner_chunk_shape.clone();
+    let inner_cells: u64 = inner_shape.iter().product();
+    let fill = fill_bytes(meta.fill_value(), inner_cells as usize, elem);
+    // Decode the touched, partially covered inner chunks that exist (on the blocking pool).
+    let to_decode: Vec<(usize, Bytes)> = match &existing {
+        Some((bytes, index)) => target
+            .inner
+            .iter()
+            .filter(|(_, ops)| !ops.iter().any(|(_, op)| op.coverage == Coverage::Full))
+            .filter_map(|(&i, _)| {
+                index
+                    .get(i)
+                    .map(|r| (i, bytes.slice(r.start as usize..r.end as usize)))
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let decoded: BTreeMap<usize, Vec<u8>> = {
+        let shared = shared.clone();
+        let name = key.as_str().to_string();
+        let shape = inner_shape.clone();
+        let cps = codec.chunks_per_shard().to_vec();
+        on_blocking(move || {
+            let meta = shared.node.metadata();
+            let layout = shared
+                .shards
+                .as_ref()
+                .ok_or_else(|| ArrayError::Internal("unsharded".into()))?;
+            to_decode
+                .into_iter()
+                .map(|(i, b)| {
+                    let coords = crate::codec::block::unravel(i as u64, &cps);
+                    let data = layout.sharding.inner().decode(
+                        &b,
+                        &shape,
+                        meta.data_type(),
+                        meta.fill_value(),
+                        &format!("{name} inner chunk {coords:?}"),
+                    )?;
+                    Ok((i, data))
+                })
+                .collect()
+        })
+        .await?
+    };
+    // Apply the writes to each touched inner chunk.
+    let mut updated: Vec<(usize, Vec<u8>)> = Vec::with_capacity(target.inner.len());
+    let mut decoded = decoded;
+    for (&i, ops) in &target.inner {
+        let mut buf = decoded.remove(&i).unwrap_or_else(|| fill.clone());
+        apply(writes, ops, &mut buf, elem)?;
+        updated.push((i, buf));
+    }
+    // Encode the touched inner chunks and assemble the shard (on the blocking pool):
+    // untouched inner chunks keep their encoded bytes, byte for byte.
+    let keep_empty = shared.options.store_empty_chunks;
+    let encoded = {
+        let shared = shared.clone();
+        on_blocking(move || {
+            let meta = shared.node.metadata();
+            let layout = shared
+                .shards
+                .as_ref()
+                .ok_or_else(|| ArrayError::Internal("unsharded".into()))?;
+            let inner = layout.sharding.inner();
+            let (dt, fv, shape) = (
+                meta.data_type(),
+                meta.fill_value(),
+                &layout.inner_chunk_shape,
+            );
+            let mut fresh: BTreeMap<usize, Option<Vec<u8>>> = BTreeMap::new();
+            for (i, buf) in updated {
+                let enc = if keep_empty {
+                    Some(inner.encode(&buf, shape, dt, fv)?)
+                } else {
+                    inner.encode_elide(&buf, shape, dt, fv)?
+                };
+                fresh.insert(i, enc);
+            }
+            let refs: Vec<Option<&[u8]>> = (0..n_inner)
+                .map(|i| match fresh.get(&i) {
+                    Some(enc) => enc.as_deref(),
+                    None => existing.as_ref().and_then(|(bytes, index)| {
+                        index
+                            .get(i)
+                            .map(|r| &bytes[r.start as usize..r.end as usize])
+                    }),
+                })
+                .collect();
+            Ok(layout.sharding.assemble_shard(&shard_shape, &refs)?)
+        })
+        .await?
+    };
+    commit(shared, key, encoded, read).await
+}
+
+/// A chunk (or a shard that must be decoded whole): read unless fully covered, decode,
+/// apply, encode, store.
+async fn write_whole(
+    shared: &Arc<Shared>,
+    writes: &[StagedWrite],
+    target: &Target,
+    key: &StoreKey,
+) -> Result<()> {
+    let meta = shared.node.metadata();
+    let elem = shared.elem;
+    let shape = target
+        .outer
+        .first()
+        .map(|(_, op)| op.chunk_shape.clone())
+        .ok_or_else(|| ArrayError::Internal("a chunk target without operations".into()))?;
+    let cells: u64 = shape.iter().product();
+    let (mut buf, read) = if target.covers_all() {
+        (fill_bytes(meta.fill_value(), cells as usize, elem), None)
+    } else {
+        match read_versioned(shared, key).await? {
+            None => (
+                fill_bytes(meta.fill_value(), cells as usize, elem),
+                Some(None),
+            ),
+            Some((bytes, version)) => {
+                let shared = shared.clone();
+                let name = key.as_str().to_string();
+                let shape = shape.clone();
+                let data = on_blocking(move || {
+                    let meta = shared.node.metadata();
+                    Ok(meta.codecs().decode(
+                        &bytes,
+                        &shape,
+                        meta.data_type(),
+                        meta.fill_value(),
+                        &name,
+                    )?)
+                })
+                .await?;
+                (data, Some(Some(version)))
+            }
+        }
+    };
+    apply(writes, &target.outer, &mut buf, elem)?;
+    let encoded = {
+        let shared = shared.clone();
+        on_blocking(move || {
+            let meta = shared.node.metadata();
+            let codecs = meta.codecs();
+            if shared.options.store_empty_chunks {
+                Ok(Some(codecs.encode(
+                    &buf,
+                    &shape,
+                    meta.data_type(),
+                    meta.fill_value(),
+                )?))
+            } else {
+                Ok(codecs.encode_elide(&buf, &shape, meta.data_type(), meta.fill_value())?)
+            }
+        })
+        .await?
+    };
+    commit(shared, key, encoded, read).await
+}

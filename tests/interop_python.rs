@@ -1,0 +1,293 @@
+//! Interop: arrays written by zarrflow (every core data type, sharded and unsharded, index at
+//! start and end, partial writes, edge shards, fill-value elision, special fill values) are
+//! read back exactly by zarr-python 3.4.2 and TensorStore 0.1.86, from the pinned virtualenv
+//! that `scripts/python-env.sh` builds (`scripts/test.sh` runs it first).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::json;
+use zarrflow::array::{Array, ArrayOptions};
+use zarrflow::index::Selection;
+use zarrflow::metadata::ArraySpec;
+use zarrflow::store::{Store, StoreKey, StoreOptions};
+
+/// NumPy `descr` and element size of a data type.
+fn descr(data_type: &str) -> (&'static str, usize) {
+    match data_type {
+        "bool" => ("|b1", 1),
+        "int8" => ("|i1", 1),
+        "uint8" => ("|u1", 1),
+        "int16" => ("<i2", 2),
+        "uint16" => ("<u2", 2),
+        "float16" => ("<f2", 2),
+        "int32" => ("<i4", 4),
+        "uint32" => ("<u4", 4),
+        "float32" => ("<f4", 4),
+        "int64" => ("<i8", 8),
+        "uint64" => ("<u8", 8),
+        "float64" => ("<f8", 8),
+        "complex64" => ("<c8", 8),
+        "complex128" => ("<c16", 16),
+        other => panic!("no descr for {other}"),
+    }
+}
+
+fn write_npy(path: &Path, data_type: &str, shape: &[u64], bytes: &[u8]) {
+    let (d, _) = descr(data_type);
+    let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+    let shape_s = match dims.len() {
+        0 => "()".to_string(),
+        1 => format!("({},)", dims[0]),
+        _ => format!("({})", dims.join(", ")),
+    };
+    let mut header = format!("{{'descr': '{d}', 'fortran_order': False, 'shape': {shape_s}, }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(bytes); // little-endian host
+    std::fs::write(path, out).unwrap();
+}
+
+/// Deterministic element bytes for cell `i` of a data type (valid values for every type).
+fn value_bytes(data_type: &str, i: u64) -> Vec<u8> {
+    let x = (i * 37 + 11) % 251;
+    match data_type {
+        "bool" => vec![(x % 2) as u8],
+        "int8" => ((x as i64 - 125) as i8).to_le_bytes().to_vec(),
+        "uint8" => (x as u8).to_le_bytes().to_vec(),
+        "int16" => ((x as i64 * 131 - 16000) as i16).to_le_bytes().to_vec(),
+        "uint16" => ((x * 257) as u16).to_le_bytes().to_vec(),
+        "float16" => half::f16::from_f32(x as f32 / 8.0 - 10.0)
+            .to_le_bytes()
+            .to_vec(),
+        "int32" => ((x as i64 * 1_000_003 - 99) as i32).to_le_bytes().to_vec(),
+        "uint32" => ((x * 16_777_259) as u32).to_le_bytes().to_vec(),
+        "float32" => (x as f32 * 0.37 - 40.0).to_le_bytes().to_vec(),
+        "int64" => ((x as i64) * -3_000_000_000_123).to_le_bytes().to_vec(),
+        "uint64" => (u64::MAX - x * 1_000_000_007).to_le_bytes().to_vec(),
+        "float64" => (x as f64 * -1.25e-3 + 0.5).to_le_bytes().to_vec(),
+        "complex64" => [(x as f32).to_le_bytes(), (-(x as f32) / 3.0).to_le_bytes()].concat(),
+        "complex128" => [
+            (x as f64 * 1e10).to_le_bytes(),
+            (x as f64 / -7.0).to_le_bytes(),
+        ]
+        .concat(),
+        other => panic!("{other}"),
+    }
+}
+
+struct Case {
+    name: String,
+    data_type: &'static str,
+    shape: Vec<u64>,
+    spec: ArraySpec,
+}
+
+fn cases() -> Vec<Case> {
+    let types = [
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    ];
+    let mut out = Vec::new();
+    for (k, t) in types.iter().enumerate() {
+        let shape = vec![10, 7];
+        // Sharded, index at the end (or start for every other type), edge shards.
+        out.push(Case {
+            name: format!("{t}_sharded"),
+            data_type: t,
+            shape: shape.clone(),
+            spec: ArraySpec::new(shape.clone(), t)
+                .shard_shape(vec![4, 4])
+                .inner_chunk_shape(vec![2, 2])
+                .index_at_start(k % 2 == 1),
+        });
+        // Unsharded, edge chunks.
+        out.push(Case {
+            name: format!("{t}_chunked"),
+            data_type: t,
+            shape: shape.clone(),
+            spec: ArraySpec::new(shape, t).shard_shape(vec![3, 4]),
+        });
+    }
+    let special = |name: &str, t: &'static str, fill: serde_json::Value| Case {
+        name: name.into(),
+        data_type: t,
+        shape: vec![9, 9],
+        spec: ArraySpec::new(vec![9, 9], t)
+            .shard_shape(vec![4, 4])
+            .inner_chunk_shape(vec![2, 2])
+            .fill_value(fill)
+            .unwrap(),
+    };
+    out.push(special("float32_fill_nan", "float32", json!("NaN")));
+    out.push(special(
+        "float64_fill_neg_inf",
+        "float64",
+        json!("-Infinity"),
+    ));
+    out.push(special(
+        "float32_fill_hex_nan",
+        "float32",
+        json!("0x7fc00001"),
+    ));
+    out.push(special(
+        "uint64_fill_max",
+        "uint64",
+        json!(18446744073709551615u64),
+    ));
+    out.push(special(
+        "int64_fill_min",
+        "int64",
+        json!(-9223372036854775808i64),
+    ));
+    out.push(special(
+        "complex128_fill_nan_inf",
+        "complex128",
+        json!(["NaN", "Infinity"]),
+    ));
+    out.push(Case {
+        name: "rank0".into(),
+        data_type: "int32",
+        shape: vec![],
+        spec: ArraySpec::new(vec![], "int32"),
+    });
+    out.push(Case {
+        name: "uint16_3d_sharded".into(),
+        data_type: "uint16",
+        shape: vec![5, 6, 7],
+        spec: ArraySpec::new(vec![5, 6, 7], "uint16")
+            .shard_shape(vec![4, 4, 4])
+            .inner_chunk_shape(vec![2, 2, 4]),
+    });
+    out
+}
+
+fn python() -> PathBuf {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    assert!(
+        p.exists(),
+        "{} is missing: run scripts/python-env.sh (scripts/test.sh does)",
+        p.display()
+    );
+    p
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arrays_written_by_zarrflow_read_exactly_in_zarr_python_and_tensorstore() {
+    let python = python();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().to_str().unwrap(), StoreOptions::default()).unwrap();
+    let mut list = String::new();
+    for case in cases() {
+        let a = Array::create(
+            &store,
+            &StoreKey::new(case.name.as_str()).unwrap(),
+            &case.spec,
+            ArrayOptions::default(),
+        )
+        .await
+        .unwrap();
+        let elem = descr(case.data_type).1;
+        let n: u64 = case.shape.iter().product();
+        let fill = a.metadata().fill_value().as_ne_bytes().to_vec();
+        let mut model: Vec<u8> = (0..n).flat_map(|_| fill.clone()).collect();
+        let full: Vec<u8> = (0..n)
+            .flat_map(|i| value_bytes(case.data_type, i))
+            .collect();
+        // 1. a partial write (leaves missing shards / inner chunks / chunks),
+        // 2. a strided write, 3. a gather write with repeats, 4. writing the fill value back
+        // into a region (elides inner chunks or deletes chunks).
+        let steps: &[(&str, &str)] = if case.shape.is_empty() {
+            &[("", "basic")]
+        } else if case.shape.len() == 3 {
+            &[("1:4, 2:, ::3", "basic"), ("[0,4], [5,1], [6,0]", "vindex")]
+        } else {
+            &[
+                ("2:7, 1:6", "basic"),
+                ("::-3, 4", "basic"),
+                ("[8,0,8], [6,2]", "oindex"),
+                ("4:6, :", "fill"),
+            ]
+        };
+        for (sel_text, mode) in steps {
+            let sel = Selection::parse(sel_text).unwrap();
+            let view = match *mode {
+                "oindex" => a.view().oindex(&sel),
+                "vindex" => a.view().vindex(&sel),
+                _ => a.view().get(&sel),
+            }
+            .unwrap();
+            let mut cells = Vec::new();
+            view.transform()
+                .for_each_mapped(|_, out| {
+                    let mut lin = 0u64;
+                    for (d, &x) in out.iter().enumerate() {
+                        lin = lin * case.shape[d] + x as u64;
+                    }
+                    cells.push(lin);
+                })
+                .unwrap();
+            let values: Vec<u8> = if *mode == "fill" {
+                cells.iter().flat_map(|_| fill.clone()).collect()
+            } else {
+                cells
+                    .iter()
+                    .flat_map(|&c| full[c as usize * elem..(c as usize + 1) * elem].to_vec())
+                    .collect()
+            };
+            view.write_bytes(&values, &view.shape()).await.unwrap();
+            for (k, &c) in cells.iter().enumerate() {
+                model[c as usize * elem..(c as usize + 1) * elem]
+                    .copy_from_slice(&values[k * elem..(k + 1) * elem]);
+            }
+        }
+        assert_eq!(
+            a.view().read_bytes().await.unwrap(),
+            model,
+            "{}: zarrflow reads back its own writes",
+            case.name
+        );
+        let npy = dir.path().join(format!("{}.npy", case.name));
+        write_npy(&npy, case.data_type, &case.shape, &model);
+        list.push_str(&format!(
+            "{}\t{}\n",
+            dir.path().join(&case.name).display(),
+            npy.display()
+        ));
+    }
+    let list_path = dir.path().join("pairs.txt");
+    std::fs::write(&list_path, &list).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("test-data/check_array.py");
+    let out = Command::new(&python)
+        .arg(&script)
+        .arg("--batch")
+        .arg(&list_path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "zarr-python / TensorStore disagree:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let checked = stdout.lines().filter(|l| l.contains(": OK")).count();
+    assert_eq!(checked, 2 * cases().len(), "{stdout}");
+}
