@@ -81,18 +81,6 @@ fn one_line(s: &str) -> String {
         .join(" ")
 }
 
-/// Adds context to the error of a result.
-pub trait Context<T> {
-    /// Prefixes an error with `context: `.
-    fn context(self, context: impl fmt::Display) -> Result<T>;
-}
-
-impl<T, E: Into<CliError>> Context<T> for std::result::Result<T, E> {
-    fn context(self, context: impl fmt::Display) -> Result<T> {
-        self.map_err(|e| e.into().context(context))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
