@@ -31,11 +31,29 @@ pub fn value_bytes(data_type: &DataType, name: &str, text: &str) -> Result<Vec<u
     let meta = bare_to_metadata(text)?;
     let fill = data_type.fill_value_v3(&meta).map_err(|_| {
         CliError::usage(format!(
-            "`{text}` is not a valid value for data type {name} (expected a zarr.json \
-             fill-value form such as 0, -1.5, NaN, -Infinity, 0x7fc00000, true or [1.5,-2.5])"
+            "`{text}` is not a valid value for data type {name} (expected {})",
+            expected_form(name)
         ))
     })?;
     Ok(fill.as_ne_bytes().to_vec())
+}
+
+/// The fill-value forms a data type accepts, for error messages.
+fn expected_form(name: &str) -> String {
+    match name {
+        "bool" => "true or false".into(),
+        n if n.starts_with("int") || n.starts_with("uint") => {
+            format!("an integer in the range of {n}")
+        }
+        n if n.starts_with("float") || n == "bfloat16" => "a number, NaN, Infinity, -Infinity \
+             or a hexadecimal bit pattern such as 0x7fc00000"
+            .into(),
+        n if n.starts_with("complex") => "a pair [re, im] of numbers, NaN, Infinity, \
+             -Infinity or hexadecimal bit patterns, e.g. [1.5,-2.5] or [\"NaN\",0]"
+            .into(),
+        n if n.starts_with('r') => "a list of byte values such as [0,255]".into(),
+        _ => "a zarr.json fill-value form".into(),
+    }
 }
 
 /// How to print one element.
