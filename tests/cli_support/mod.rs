@@ -115,7 +115,7 @@ pub fn write_npy(path: &Path, descr: &str, shape: &[u64], data: &[u8]) {
     };
     let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape_s}, }}")
         .into_bytes();
-    while (10 + dict.len() + 1) % 64 != 0 {
+    while !(10 + dict.len() + 1).is_multiple_of(64) {
         dict.push(b' ');
     }
     dict.push(b'\n');

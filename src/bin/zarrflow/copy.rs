@@ -188,7 +188,7 @@ fn destination_spec(meta: &ArrayMetadata, layout: &LayoutArgs) -> Result<ArraySp
     spec.dimension_names = meta.dimension_names().map(<[_]>::to_vec);
     spec = spec
         .attributes(meta.attributes().clone())
-        .chunk_key_encoding(meta.chunk_key_encoding().clone());
+        .chunk_key_encoding(*meta.chunk_key_encoding());
 
     let grid = meta.chunk_grid().regular_chunk_shape().map(<[u64]>::to_vec);
     let sharding = meta.codecs().sharding().map(|s| s.config().clone());

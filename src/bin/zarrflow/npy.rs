@@ -316,7 +316,7 @@ mod tests {
     #[test]
     fn big_endian_files_are_swapped() {
         let mut dict = b"{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }".to_vec();
-        while (10 + dict.len() + 1) % 64 != 0 {
+        while !(10 + dict.len() + 1).is_multiple_of(64) {
             dict.push(b' ');
         }
         dict.push(b'\n');
