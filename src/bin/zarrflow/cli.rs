@@ -235,10 +235,12 @@ pub struct CreateArgs {
   zarrflow copy data.zarr s3://bucket/data.zarr --shards 1000,1000 --chunks 100,100
   zarrflow copy hierarchy.zarr out.zarr --codec zstd:5             # every array re-encoded
 
-Options not given keep the source's layout and codecs. Shards (or chunks) of the destination
-are written in parallel (--jobs at once); memory stays within about
-jobs x (2 x shard bytes + source chunk bytes). A progress bar (shards, bytes, rate, ETA) is
-shown when standard error is a terminal.")]
+Options not given keep the source's layout and codecs; --shards alone keeps the source's inner
+chunk shape when it divides the new shards; --chunks alone makes an unsharded copy. Each
+destination shard (or chunk) is read from the source and written whole, --jobs at once, so
+memory stays within about 15 MB + jobs x 5 x (uncompressed shard bytes); e.g. 160 MB for two
+jobs of 16 MiB shards. A progress bar (shards, bytes, rate, ETA) is shown when standard error
+is a terminal; nothing is printed otherwise.")]
 pub struct CopyArgs {
     /// The source array or group.
     #[arg(value_name = "SRC")]

@@ -4,8 +4,10 @@
 //! Every destination shard (or chunk, when unsharded) is one unit of work: its region is read
 //! from the source (a planned, coalesced read of the source chunks it overlaps) and written
 //! whole to the destination (no read-modify-write: a covered shard is encoded and stored in
-//! one PUT). `--jobs` units run at once, so memory stays within about
-//! `jobs × (3 × shard bytes + source chunk bytes)`.
+//! one PUT). `--jobs` units run at once. Per unit, the read result, the write's staged copy,
+//! the shard being encoded and the encoded inner chunks are alive together, so memory stays
+//! within about `15 MB + jobs × 5 × shard bytes` (measured: 88 / 160 / 253 MB for 1 / 2 / 4 jobs
+//! of 16 MiB shards copying a 288 MiB array; 597 MB for 2 jobs of 64 MiB shards).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -30,6 +32,9 @@ use crate::select::open_store;
 struct ArrayJob {
     src: Array,
     dst: Array,
+    /// URLs of the source and destination arrays (for messages).
+    src_url: String,
+    dst_url: String,
     /// The destination's write unit (shard, or chunk when unsharded).
     unit: Vec<u64>,
     /// Number of units.
@@ -91,6 +96,8 @@ pub async fn run(args: CopyArgs) -> Result<()> {
                 jobs.push(ArrayJob {
                     src,
                     dst,
+                    src_url: src_store.url_of(a.path()),
+                    dst_url: dst_store.url_of(a.path()),
                     unit,
                     units,
                     elem,
@@ -281,11 +288,11 @@ async fn copy_unit(job: &ArrayJob, u: u64, progress: &Progress) -> Result<()> {
     let data = src
         .read_bytes()
         .await
-        .map_err(|e| CliError::from(e).context(format!("reading {}", job.src.store().url())))?;
+        .map_err(|e| CliError::from(e).context(format!("reading {}", job.src_url)))?;
     let dst = job.dst.view().get(&sel)?;
     dst.write_bytes(&data, &shape)
         .await
-        .map_err(|e| CliError::from(e).context(format!("writing {}", job.dst.store().url())))?;
+        .map_err(|e| CliError::from(e).context(format!("writing {}", job.dst_url)))?;
     progress.shard_done(data.len() as u64);
     Ok(())
 }

@@ -25,7 +25,20 @@ use clap::Parser;
 
 use cli::{Cli, Command};
 
+/// Keeps freed buffers from staying resident: glibc raises its mmap threshold after large
+/// frees, so shard-sized buffers would come from (and stay in) the heap; a fixed threshold
+/// returns them to the system, which keeps `copy` within its memory bound.
+fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only adjusts allocator parameters; it is called before any other thread
+    // exists, and invalid values are rejected by returning 0.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+    }
+}
+
 fn main() -> ExitCode {
+    tune_allocator();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
