@@ -30,7 +30,7 @@ const SECRET: &str = "example-secret";
 async fn local_s3(bucket: &str) -> Result<(String, tempfile::TempDir), Box<dyn std::error::Error>> {
     let root = tempfile::tempdir()?;
     std::fs::create_dir_all(root.path().join(bucket))?;
-    let fs = s3s_fs::FileSystem::new(root.path())?;
+    let fs = s3s_fs::FileSystem::new(root.path()).map_err(|e| format!("s3s-fs: {e:?}"))?;
     let mut builder = s3s::service::S3ServiceBuilder::new(fs);
     builder.set_auth(s3s::auth::SimpleAuth::from_single(KEY, SECRET));
     let service = builder.build();
