@@ -2,7 +2,6 @@
 //! through the `AWS_*` environment variables as a user would.
 
 mod cli_support;
-#[allow(dead_code)]
 mod common;
 
 use cli_support::*;
