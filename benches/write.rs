@@ -60,15 +60,21 @@ fn main() {
     };
     println!(
         "write benchmark: {n}³ uint16 ({} MiB), shards {shard}³, inner chunks {inner}³, zstd level 0",
-        data.len() * 2 >> 20
+        (data.len() * 2) >> 20
     );
     let dir = tempfile::tempdir().expect("temp dir");
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     zarrs::config::global_config_mut().set_include_zarrs_metadata(false);
 
     // zarrs (sync FilesystemStore), the baseline.
     let zstore = Arc::new(FilesystemStore::new(dir.path().join("zarrs")).expect("zarrs store"));
-    let mut sb = ShardingCodecBuilder::new(vec![std::num::NonZeroU64::new(inner).expect("nonzero"); 3], &data_type::uint16());
+    let mut sb = ShardingCodecBuilder::new(
+        vec![std::num::NonZeroU64::new(inner).expect("nonzero"); 3],
+        &data_type::uint16(),
+    );
     sb.bytes_to_bytes_codecs(vec![Arc::new(ZstdCodec::new(0, false))]);
     let zarray = ArrayBuilder::new(shape.to_vec(), vec![shard; 3], data_type::uint16(), 0u16)
         .array_to_bytes_codec(sb.build_arc())
@@ -78,53 +84,103 @@ fn main() {
     let all = ArraySubset::new_with_shape(shape.to_vec());
 
     // zarrflow on the same filesystem.
-    let store = Store::open(dir.path().join("zarrflow").to_str().expect("utf-8 path"), StoreOptions::default()).expect("store");
-    let spec = ArraySpec::new(shape.to_vec(), "uint16").shard_shape(vec![shard; 3]).inner_chunk_shape(vec![inner; 3]);
+    let store = Store::open(
+        dir.path().join("zarrflow").to_str().expect("utf-8 path"),
+        StoreOptions::default(),
+    )
+    .expect("store");
+    let spec = ArraySpec::new(shape.to_vec(), "uint16")
+        .shard_shape(vec![shard; 3])
+        .inner_chunk_shape(vec![inner; 3]);
     let ours = rt
-        .block_on(Array::create(&store, &StoreKey::new("a").expect("key"), &spec, ArrayOptions::default()))
+        .block_on(Array::create(
+            &store,
+            &StoreKey::new("a").expect("key"),
+            &spec,
+            ArrayOptions::default(),
+        ))
         .expect("zarrflow array");
     let values = ArrayD::from_shape_vec(IxDyn(&[n as usize; 3]), data.clone()).expect("shape");
 
     let runs = if small { 5 } else { 3 };
-    let (tz, _) = best(runs, || zarray.store_array_subset(&all, data.as_slice()).expect("zarrs write"));
-    let (tf, _) = best(runs, || rt.block_on(ours.view().write(&values.view())).expect("zarrflow write"));
+    let (tz, _) = best(runs, || {
+        zarray
+            .store_array_subset(&all, data.as_slice())
+            .expect("zarrs write")
+    });
+    let (tf, _) = best(runs, || {
+        rt.block_on(ours.view().write(&values.view()))
+            .expect("zarrflow write")
+    });
     row("write whole array", tz, tf);
 
     // One inner chunk inside shard (1,1,1) (or (0,0,0) when small).
     let s0 = if small { 0 } else { shard };
-    let region = [s0 + inner..s0 + 2 * inner, s0 + inner..s0 + 2 * inner, s0..s0 + inner];
-    let chunk_vals: Vec<u16> = (0..inner * inner * inner).map(|i| (i % 1000) as u16 + 7).collect();
+    let region = [
+        s0 + inner..s0 + 2 * inner,
+        s0 + inner..s0 + 2 * inner,
+        s0..s0 + inner,
+    ];
+    let chunk_vals: Vec<u16> = (0..inner * inner * inner)
+        .map(|i| (i % 1000) as u16 + 7)
+        .collect();
     let sub = ArraySubset::new_with_ranges(&region);
-    let (tz, _) = best(runs + 2, || zarray.store_array_subset(&sub, chunk_vals.as_slice()).expect("zarrs update"));
+    let (tz, _) = best(runs + 2, || {
+        zarray
+            .store_array_subset(&sub, chunk_vals.as_slice())
+            .expect("zarrs update")
+    });
     let sel = zarrflow::index::Selection::parse(&format!(
         "{}:{}, {}:{}, {}:{}",
-        region[0].start, region[0].end, region[1].start, region[1].end, region[2].start, region[2].end
+        region[0].start,
+        region[0].end,
+        region[1].start,
+        region[1].end,
+        region[2].start,
+        region[2].end
     ))
     .expect("selection");
     let view = ours.view().get(&sel).expect("view");
-    let chunk_arr = ArrayD::from_shape_vec(IxDyn(&[inner as usize; 3]), chunk_vals.clone()).expect("shape");
-    let (tf, _) = best(runs + 2, || rt.block_on(view.write(&chunk_arr.view())).expect("zarrflow update"));
+    let chunk_arr =
+        ArrayD::from_shape_vec(IxDyn(&[inner as usize; 3]), chunk_vals.clone()).expect("shape");
+    let (tf, _) = best(runs + 2, || {
+        rt.block_on(view.write(&chunk_arr.view()))
+            .expect("zarrflow update")
+    });
     row("update one inner chunk inside a shard", tz, tf);
 
     // 100 small writes (single cells) into one shard.
-    let points: Vec<[u64; 3]> = (0..100u64).map(|i| [s0 + (i * 37) % shard, s0 + (i * 11) % shard, s0 + (i * 5) % shard]).collect();
+    let points: Vec<[u64; 3]> = (0..100u64)
+        .map(|i| {
+            [
+                s0 + (i * 37) % shard,
+                s0 + (i * 11) % shard,
+                s0 + (i * 5) % shard,
+            ]
+        })
+        .collect();
     let (tz, _) = best(runs, || {
         for (i, p) in points.iter().enumerate() {
             let s = ArraySubset::new_with_ranges(&[p[0]..p[0] + 1, p[1]..p[1] + 1, p[2]..p[2] + 1]);
-            zarray.store_array_subset(&s, &[i as u16][..]).expect("zarrs small write");
+            zarray
+                .store_array_subset(&s, &[i as u16][..])
+                .expect("zarrs small write");
         }
     });
     let views: Vec<_> = points
         .iter()
         .map(|p| {
-            let s = zarrflow::index::Selection::parse(&format!("{}, {}, {}", p[0], p[1], p[2])).expect("sel");
+            let s = zarrflow::index::Selection::parse(&format!("{}, {}, {}", p[0], p[1], p[2]))
+                .expect("sel");
             ours.view().get(&s).expect("view")
         })
         .collect();
     let (tf, _) = best(runs, || {
         rt.block_on(async {
             for (i, v) in views.iter().enumerate() {
-                v.write_scalar(i as u16).await.expect("zarrflow small write");
+                v.write_scalar(i as u16)
+                    .await
+                    .expect("zarrflow small write");
             }
         })
     });
@@ -140,7 +196,13 @@ fn main() {
 
     // Both arrays hold the same values.
     let a: Vec<u16> = zarray.retrieve_array_subset(&all).expect("zarrs read");
-    let b = rt.block_on(ours.view().read::<u16>()).expect("zarrflow read");
-    assert_eq!(a.as_slice(), b.as_slice().expect("contiguous"), "both libraries hold the same data");
+    let b = rt
+        .block_on(ours.view().read::<u16>())
+        .expect("zarrflow read");
+    assert_eq!(
+        a.as_slice(),
+        b.as_slice().expect("contiguous"),
+        "both libraries hold the same data"
+    );
     println!("check: both arrays hold identical values");
 }

@@ -8,7 +8,7 @@ use ndarray::{ArrayD, IxDyn};
 use proptest::prelude::*;
 use zarrflow::grid::{DimensionGrid, RectilinearGrid, RegularGrid};
 use zarrflow::index::{IndexArray, IndexDomain, IndexTransform, OutputIndexMap};
-use zarrflow::plan::{ChunkOp, Coverage, plan_chunks, plan_sharded};
+use zarrflow::plan::{ChunkOp, Coverage, ShardWork, plan_chunks, plan_sharded};
 
 /// A small deterministic generator (splitmix64).
 struct Rng(u64);
@@ -65,8 +65,12 @@ fn random_grid(r: &mut Rng) -> (Arc<dyn DimensionGrid>, i64, i64) {
 }
 
 /// A random transform whose outputs land inside the given regions.
-fn random_transform(r: &mut Rng, regions: &[(i64, i64)]) -> IndexTransform {
-    let rank = r.range(0, 3) as usize;
+fn random_transform(r: &mut Rng, regions: &[(i64, i64)], diag: bool) -> IndexTransform {
+    let rank = if diag {
+        r.range(1, 2) as usize
+    } else {
+        r.range(0, 3) as usize
+    };
     let mut lo = Vec::new();
     let mut shape = Vec::new();
     for _ in 0..rank {
@@ -79,16 +83,29 @@ fn random_transform(r: &mut Rng, regions: &[(i64, i64)]) -> IndexTransform {
     }
     let domain = IndexDomain::from_origin_shape(&lo, &shape).unwrap();
     let mut maps = Vec::new();
+    let mut last_axis: Option<usize> = None;
     for &(glo, ghi) in regions {
         let width = ghi - glo;
-        let kind = r.range(0, 3);
+        let kind = if diag && !r.chance(0.15) {
+            1
+        } else {
+            r.range(0, 3)
+        };
         let m = if rank == 0 || kind == 0 {
             OutputIndexMap::constant(r.range(glo, ghi - 1))
         } else if kind == 1 {
-            let k = r.range(0, rank as i64 - 1) as usize;
+            // Reusing the last affine axis makes diagonals frequent.
+            let k = match last_axis {
+                Some(k) if diag || r.chance(0.5) => k,
+                _ => r.range(0, rank as i64 - 1) as usize,
+            };
+            last_axis = Some(k);
             let (a, b) = domain.interval(k);
-            let stride = r.range(-3, 3);
             let n = (b - a).max(1);
+            let mut stride = r.range(-3, 3);
+            if stride.abs() * (n - 1) >= width {
+                stride = stride.signum();
+            }
             if stride.abs() * (n - 1) >= width {
                 OutputIndexMap::constant(r.range(glo, ghi - 1))
             } else {
@@ -207,9 +224,13 @@ fn check_op(op: &ChunkOp, lo: &[i64], pairs: &mut Vec<Pair>) {
     assert_eq!(c1, c2);
 }
 
-fn run_case(seed: u64) {
+fn run_case(seed: u64, diag: bool) {
     let mut r = Rng(seed);
-    let out_rank = r.range(0, 3) as usize;
+    let out_rank = if diag {
+        r.range(2, 3) as usize
+    } else {
+        r.range(0, 3) as usize
+    };
     let mut grids = Vec::new();
     let mut regions = Vec::new();
     for _ in 0..out_rank {
@@ -217,7 +238,7 @@ fn run_case(seed: u64) {
         grids.push(g);
         regions.push((lo, hi));
     }
-    let t = random_transform(&mut r, &regions);
+    let t = random_transform(&mut r, &regions, diag);
     let expected = expected_pairs(&t);
     let plan = plan_chunks(&t, &grids).unwrap();
     let lo = t.domain().origin().to_vec();
@@ -306,30 +327,76 @@ fn run_case(seed: u64) {
         })
         .collect();
     assert_eq!(touched2, expect_touched2);
+
+    // Two levels with random rectilinear inner grids per shard (ShardWork::new).
+    let mut got3 = Vec::new();
+    for shard in plan.ops().unwrap() {
+        let shard = shard.unwrap();
+        let inner_grids: Vec<Arc<dyn DimensionGrid>> = shard
+            .data_shape
+            .iter()
+            .map(|&ext| {
+                let mut edges = Vec::new();
+                let mut sum = 0u64;
+                while sum < ext {
+                    let e = r.range(1, 3) as u64;
+                    edges.push(e);
+                    sum += e;
+                }
+                Arc::new(RectilinearGrid::new(&edges, ext).unwrap()) as Arc<dyn DimensionGrid>
+            })
+            .collect();
+        let work = ShardWork::new(shard, &inner_grids).unwrap();
+        for op in work.inner_ops().unwrap() {
+            let op = op.unwrap();
+            let before = got3.len();
+            check_op(&op, &lo, &mut got3);
+            for (_, st) in &got3[before..] {
+                let local: Vec<i64> = st
+                    .iter()
+                    .zip(&work.shard.chunk_start)
+                    .map(|(s, o)| s - o)
+                    .collect();
+                assert_eq!(chunk_of(&inner_grids, &local), op.chunk_coords);
+            }
+        }
+    }
+    got3.sort();
+    assert_eq!(got3, expected, "two-level rectilinear, transform {t:?}");
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
     #[test]
     fn exactly_once_oracle(seed in any::<u64>()) {
-        run_case(seed);
+        run_case(seed, false);
+    }
+
+    #[test]
+    fn exactly_once_oracle_diagonals(seed in any::<u64>()) {
+        run_case(seed, true);
     }
 }
 
 #[test]
 fn oracle_fixed_seeds() {
     for seed in 0..400 {
-        run_case(seed);
+        run_case(seed, false);
+        run_case(seed, true);
     }
 }
 
 #[test]
 fn oracle_exercises_every_table_kind() {
     use zarrflow::plan::Table;
-    let (mut strided, mut indexed, mut joint, mut full, mut ops) = (0, 0, 0, 0, 0);
-    for seed in 0..400 {
+    let (mut strided, mut indexed, mut joint, mut diagonal, mut full, mut ops) = (0, 0, 0, 0, 0, 0);
+    for (seed, diag) in (0..400).flat_map(|s| [(s, false), (s, true)]) {
         let mut r = Rng(seed);
-        let out_rank = r.range(0, 3) as usize;
+        let out_rank = if diag {
+            r.range(2, 3) as usize
+        } else {
+            r.range(0, 3) as usize
+        };
         let mut grids = Vec::new();
         let mut regions = Vec::new();
         for _ in 0..out_rank {
@@ -337,13 +404,15 @@ fn oracle_exercises_every_table_kind() {
             grids.push(g);
             regions.push((lo, hi));
         }
-        let t = random_transform(&mut r, &regions);
+        let t = random_transform(&mut r, &regions, diag);
         let plan = plan_chunks(&t, &grids).unwrap();
         for table in plan.partition().unwrap().tables() {
             match table {
                 Table::Strided(_) => strided += 1,
                 Table::Indexed(_) => indexed += 1,
                 Table::Joint(_) => joint += 1,
+                Table::Diagonal(_) => diagonal += 1,
+                _ => {}
             }
         }
         for op in plan.ops().unwrap() {
@@ -353,6 +422,8 @@ fn oracle_exercises_every_table_kind() {
             }
         }
     }
-    eprintln!("strided {strided} indexed {indexed} joint {joint} ops {ops} full {full}");
-    assert!(strided > 50 && indexed > 20 && joint > 20 && full > 20);
+    eprintln!(
+        "strided {strided} indexed {indexed} joint {joint} diagonal {diagonal} ops {ops} full {full}"
+    );
+    assert!(strided > 50 && indexed > 20 && joint > 20 && diagonal > 100 && full > 20);
 }

@@ -1,7 +1,7 @@
 //! [`WriteBatch`]: stage many writes, touch each shard once.
 
 use super::error::{ArrayError, Result};
-use super::write::{StagedWrite, Values};
+use super::write::StagedWrite;
 use super::{Array, ArrayView, Element};
 
 /// Stages writes to one array and applies them together: each touched shard is read (if
@@ -14,7 +14,7 @@ use super::{Array, ArrayView, Element};
 #[derive(Debug)]
 pub struct WriteBatch {
     array: Array,
-    staged: Vec<StagedWrite>,
+    staged: Vec<StagedWrite<'static>>,
     bytes: usize,
     max_bytes: usize,
 }
@@ -58,11 +58,8 @@ impl WriteBatch {
                 "a batch stages writes of views of its own array only".into(),
             ));
         }
-        let staged = view.stage(values, shape)?;
-        let size = match &staged.values {
-            Values::Buffer(b) => b.len(),
-            Values::Scalar(v) => v.len(),
-        };
+        let staged = view.stage(values, shape)?.into_owned();
+        let size = staged.values.len();
         if self.bytes + size > self.max_bytes {
             return Err(ArrayError::TooLarge(format!(
                 "staging {size} more bytes exceeds the batch budget of {} bytes; commit first",

@@ -22,6 +22,9 @@ pub trait Element: Copy + Send + Sync + Default + 'static + sealed::Sealed {
     /// for `bool`, which is converted instead).
     fn as_bytes_mut(values: &mut [Self]) -> Option<&mut [u8]>;
 
+    /// The values viewed as native-endian bytes, without a copy (`None` for `bool`).
+    fn as_bytes(values: &[Self]) -> Option<&[u8]>;
+
     /// The values as native-endian bytes.
     fn to_ne_bytes_vec(values: &[Self]) -> Vec<u8>;
 
@@ -37,6 +40,9 @@ macro_rules! pod_element {
             const RUST_NAME: &'static str = stringify!($t);
             fn as_bytes_mut(values: &mut [Self]) -> Option<&mut [u8]> {
                 Some(bytemuck::cast_slice_mut(values))
+            }
+            fn as_bytes(values: &[Self]) -> Option<&[u8]> {
+                Some(bytemuck::cast_slice(values))
             }
             fn to_ne_bytes_vec(values: &[Self]) -> Vec<u8> {
                 bytemuck::cast_slice(values).to_vec()
@@ -71,6 +77,9 @@ impl Element for bool {
     const DATA_TYPE: &'static str = "bool";
     const RUST_NAME: &'static str = "bool";
     fn as_bytes_mut(_: &mut [Self]) -> Option<&mut [u8]> {
+        None
+    }
+    fn as_bytes(_: &[Self]) -> Option<&[u8]> {
         None
     }
     fn to_ne_bytes_vec(values: &[Self]) -> Vec<u8> {

@@ -122,6 +122,18 @@ pub(crate) struct Shared {
 const LOCK_STRIPES: usize = 64;
 
 impl Shared {
+    /// The store key of the shard (or chunk) at grid coordinates `coords`.
+    pub(crate) fn chunk_key(&self, coords: &[i64]) -> Result<StoreKey> {
+        let coords: Vec<u64> = coords
+            .iter()
+            .map(|&c| {
+                u64::try_from(c)
+                    .map_err(|_| ArrayError::Internal(format!("negative chunk coordinate {c}")))
+            })
+            .collect::<Result<_>>()?;
+        Ok(self.node.chunk_key(&coords)?)
+    }
+
     /// The lock guarding read-modify-writes of the shard (or chunk) at `key`.
     pub(crate) fn lock_for(&self, key: &str) -> &tokio::sync::Mutex<()> {
         use std::hash::{Hash, Hasher};
@@ -245,6 +257,22 @@ fn grids_of(meta: &ArrayMetadata) -> Result<Vec<Arc<dyn DimensionGrid>>> {
             })
             .collect(),
     }
+}
+
+/// The C-order index of an inner chunk within its shard's `chunks_per_shard` grid.
+pub(crate) fn inner_chunk_index(coords: &[i64], chunks_per_shard: &[u64]) -> Result<usize> {
+    if coords.len() != chunks_per_shard.len()
+        || coords
+            .iter()
+            .zip(chunks_per_shard)
+            .any(|(&c, &n)| c < 0 || c as u64 >= n)
+    {
+        return Err(ArrayError::Internal(format!(
+            "inner chunk {coords:?} outside the shard's {chunks_per_shard:?} chunks"
+        )));
+    }
+    let c: Vec<u64> = coords.iter().map(|&c| c as u64).collect();
+    Ok(crate::codec::block::ravel(&c, chunks_per_shard) as usize)
 }
 
 fn shard_layout(meta: &ArrayMetadata) -> Option<ShardLayout> {

@@ -99,6 +99,24 @@ impl Kernel {
                         .ok_or_else(|| bad(format!("dimension {d}")))? = true;
                     Some((start * s, stride * s))
                 }
+                AxisSource::Line {
+                    dims,
+                    starts,
+                    strides,
+                } => {
+                    // An affine diagonal: several dimensions move together, still one
+                    // element step per loop step.
+                    let (mut src, mut step) = (0i64, 0i64);
+                    for ((&d, &st), &sd) in dims.iter().zip(starts).zip(strides) {
+                        let s = *cs.get(d).ok_or_else(|| bad(format!("dimension {d}")))?;
+                        *set_by_loop
+                            .get_mut(d)
+                            .ok_or_else(|| bad(format!("dimension {d}")))? = true;
+                        src += st * s;
+                        step += sd * s;
+                    }
+                    Some((src, step))
+                }
                 AxisSource::Points { dims, .. } => {
                     for &d in dims {
                         *set_by_loop
@@ -291,6 +309,18 @@ fn offsets(source: &AxisSource, count: usize, cs: &[i64]) -> Result<Vec<i64>> {
             (0..count as i64)
                 .map(|i| (start + i * stride) * s)
                 .collect()
+        }
+        AxisSource::Line {
+            dims,
+            starts,
+            strides,
+        } => {
+            let (mut src, mut step) = (0i64, 0i64);
+            for ((&d, &st), &sd) in dims.iter().zip(starts).zip(strides) {
+                src += st * cs[d];
+                step += sd * cs[d];
+            }
+            (0..count as i64).map(|i| src + i * step).collect()
         }
         AxisSource::Points { dims, local } => {
             let w = dims.len().max(1);

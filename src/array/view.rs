@@ -203,7 +203,11 @@ fn zeroed<T: Clone + Default>(n: usize) -> Result<Vec<T>> {
 impl ArrayView {
     /// Snapshots `values` (C-order native-endian bytes of `shape`, the array's data type)
     /// broadcast NumPy-style to the view's shape, checking rank, shape and bytes first.
-    pub(crate) fn stage(&self, values: &[u8], shape: &[u64]) -> Result<super::write::StagedWrite> {
+    pub(crate) fn stage<'a>(
+        &self,
+        values: &'a [u8],
+        shape: &[u64],
+    ) -> Result<super::write::StagedWrite<'a>> {
         use super::write::{StagedWrite, Values};
         let elem = self.array.shared.elem;
         let n: u64 = shape.iter().product();
@@ -240,9 +244,9 @@ impl ArrayView {
         let values = if vshape.iter().all(|&v| v == 1) {
             Values::Scalar(values.get(..elem).unwrap_or_default().to_vec())
         } else if vshape == target {
-            Values::Buffer(std::sync::Arc::new(values.to_vec()))
+            Values::Borrowed(values)
         } else {
-            Values::Buffer(std::sync::Arc::new(broadcast_bytes(
+            Values::Owned(std::sync::Arc::new(broadcast_bytes(
                 values, &vshape, &target, elem,
             )?))
         };
@@ -266,8 +270,12 @@ impl ArrayView {
     /// Writes an array of values, broadcast to the view's shape.
     pub async fn write<T: Element>(&self, values: &ndarray::ArrayViewD<'_, T>) -> Result<()> {
         self.check_type::<T>()?;
-        let flat: Vec<T> = values.iter().copied().collect();
         let shape: Vec<u64> = values.shape().iter().map(|&n| n as u64).collect();
+        // Contiguous values of a plain-old-data type are written without a copy.
+        if let Some(bytes) = values.as_slice().and_then(T::as_bytes) {
+            return self.write_bytes(bytes, &shape).await;
+        }
+        let flat: Vec<T> = values.iter().copied().collect();
         self.write_bytes(&T::to_ne_bytes_vec(&flat), &shape).await
     }
 

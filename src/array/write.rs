@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::StreamExt;
+use rayon::prelude::*;
 
-use crate::codec::block::ravel;
 use crate::codec::sharding::fill_bytes;
 use crate::index::IndexTransform;
 use crate::plan::{ChunkOp, Coverage, plan_chunks, plan_sharded};
@@ -28,22 +28,49 @@ use crate::store::{ObjectVersion, StoreError, StoreKey};
 
 use super::error::{ArrayError, Result};
 use super::scatter::Kernel;
-use super::{ShardLayout, Shared};
+use super::{ShardLayout, Shared, inner_chunk_index};
 
 /// Where the values of one staged write come from.
 #[derive(Debug, Clone)]
-pub(crate) enum Values {
-    /// C-order native-endian bytes of the write's domain shape.
-    Buffer(Arc<Vec<u8>>),
+pub(crate) enum Values<'a> {
+    /// C-order native-endian bytes of the write's domain shape (a snapshot).
+    Owned(Arc<Vec<u8>>),
+    /// The caller's bytes, when they already have the domain's shape (no copy).
+    Borrowed(&'a [u8]),
     /// One element, broadcast to every cell.
     Scalar(Vec<u8>),
 }
 
+impl Values<'_> {
+    /// Bytes held (for budgets).
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Values::Owned(b) => b.len(),
+            Values::Borrowed(b) => b.len(),
+            Values::Scalar(v) => v.len(),
+        }
+    }
+}
+
 /// One write: the cells of `transform` (over the array's storage space) get `values`.
 #[derive(Debug, Clone)]
-pub(crate) struct StagedWrite {
+pub(crate) struct StagedWrite<'a> {
     pub(crate) transform: IndexTransform,
-    pub(crate) values: Values,
+    pub(crate) values: Values<'a>,
+}
+
+impl StagedWrite<'_> {
+    /// The same write owning its values (for a batch that outlives the caller's buffer).
+    pub(crate) fn into_owned(self) -> StagedWrite<'static> {
+        StagedWrite {
+            transform: self.transform,
+            values: match self.values {
+                Values::Borrowed(b) => Values::Owned(Arc::new(b.to_vec())),
+                Values::Owned(b) => Values::Owned(b),
+                Values::Scalar(v) => Values::Scalar(v),
+            },
+        }
+    }
 }
 
 /// The chunk operations of the staged writes that touch one shard (or chunk).
@@ -56,6 +83,14 @@ struct Target {
 }
 
 impl Target {
+    /// The declared shape of the shard (or chunk).
+    fn chunk_shape(&self) -> Result<Vec<u64>> {
+        self.outer
+            .first()
+            .map(|(_, op)| op.chunk_shape.clone())
+            .ok_or_else(|| ArrayError::Internal("a write target without operations".into()))
+    }
+
     fn covers_all(&self) -> bool {
         self.outer
             .iter()
@@ -64,7 +99,7 @@ impl Target {
 }
 
 /// Applies `writes` in order.
-pub(crate) async fn write(shared: &Arc<Shared>, writes: &[StagedWrite]) -> Result<()> {
+pub(crate) async fn write(shared: &Arc<Shared>, writes: &[StagedWrite<'_>]) -> Result<()> {
     let targets = group_by_target(shared, writes)?;
     let concurrency = shared.options.request_concurrency.max(1);
     let mut results = futures::stream::iter(targets.into_values())
@@ -77,7 +112,10 @@ pub(crate) async fn write(shared: &Arc<Shared>, writes: &[StagedWrite]) -> Resul
 }
 
 /// Plans every write and groups the operations by shard (or chunk).
-fn group_by_target(shared: &Shared, writes: &[StagedWrite]) -> Result<BTreeMap<Vec<i64>, Target>> {
+fn group_by_target(
+    shared: &Shared,
+    writes: &[StagedWrite<'_>],
+) -> Result<BTreeMap<Vec<i64>, Target>> {
     let mut targets: BTreeMap<Vec<i64>, Target> = BTreeMap::new();
     for (w, write) in writes.iter().enumerate() {
         if write.transform.domain().is_empty() {
@@ -99,7 +137,7 @@ fn group_by_target(shared: &Shared, writes: &[StagedWrite]) -> Result<BTreeMap<V
                     if layout.partial_reads {
                         for op in work.inner_ops()? {
                             let op = op?;
-                            let linear = linear_of(&op.chunk_coords, &cps)?;
+                            let linear = inner_chunk_index(&op.chunk_coords, &cps)?;
                             t.inner.entry(linear).or_default().push((w, op));
                         }
                     }
@@ -127,25 +165,9 @@ fn group_by_target(shared: &Shared, writes: &[StagedWrite]) -> Result<BTreeMap<V
     Ok(targets)
 }
 
-fn linear_of(coords: &[i64], chunks_per_shard: &[u64]) -> Result<usize> {
-    let c: Vec<u64> = coords
-        .iter()
-        .map(|&v| {
-            u64::try_from(v)
-                .map_err(|_| ArrayError::Internal(format!("negative chunk coordinate {v}")))
-        })
-        .collect::<Result<_>>()?;
-    if c.iter().zip(chunks_per_shard).any(|(v, n)| v >= n) {
-        return Err(ArrayError::Internal(format!(
-            "inner chunk {c:?} outside the shard's {chunks_per_shard:?} chunks"
-        )));
-    }
-    Ok(ravel(&c, chunks_per_shard) as usize)
-}
-
 /// Applies the operations of some writes to one chunk buffer, in order.
 fn apply(
-    writes: &[StagedWrite],
+    writes: &[StagedWrite<'_>],
     ops: &[(usize, ChunkOp)],
     chunk: &mut [u8],
     elem: usize,
@@ -153,11 +175,24 @@ fn apply(
     for (w, op) in ops {
         let kernel = Kernel::new(op)?;
         match &writes[*w].values {
-            Values::Buffer(values) => kernel.scatter_into(values, chunk, elem)?,
+            Values::Owned(values) => kernel.scatter_into(values, chunk, elem)?,
+            Values::Borrowed(values) => kernel.scatter_into(values, chunk, elem)?,
             Values::Scalar(value) => kernel.fill_chunk(value, chunk)?,
         }
     }
     Ok(())
+}
+
+/// Runs CPU work that borrows the caller's values: on a multi-threaded runtime the worker
+/// thread is handed over for the duration (`block_in_place`), so other tasks keep running;
+/// the work itself fans out on rayon's pool.
+fn run_parallel<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
 }
 
 async fn on_blocking<T: Send + 'static>(
@@ -171,8 +206,12 @@ async fn on_blocking<T: Send + 'static>(
 /// How many times a conditional write is retried after a concurrent change.
 const MAX_ATTEMPTS: usize = 16;
 
-async fn write_target(shared: &Arc<Shared>, writes: &[StagedWrite], target: Target) -> Result<()> {
-    let key = chunk_key(shared, &target.coords)?;
+async fn write_target(
+    shared: &Arc<Shared>,
+    writes: &[StagedWrite<'_>],
+    target: Target,
+) -> Result<()> {
+    let key = shared.chunk_key(&target.coords)?;
     let _guard = shared.lock_for(key.as_str()).lock().await;
     for _ in 0..MAX_ATTEMPTS {
         let outcome = match &shared.shards {
@@ -194,17 +233,6 @@ async fn write_target(shared: &Arc<Shared>, writes: &[StagedWrite], target: Targ
     Err(ArrayError::Store(StoreError::Precondition {
         url: shared.node.store().url_of(&key),
     }))
-}
-
-fn chunk_key(shared: &Shared, coords: &[i64]) -> Result<StoreKey> {
-    let c: Vec<u64> = coords
-        .iter()
-        .map(|&v| {
-            u64::try_from(v)
-                .map_err(|_| ArrayError::Internal(format!("negative chunk coordinate {v}")))
-        })
-        .collect::<Result<_>>()?;
-    Ok(shared.node.chunk_key(&c)?)
 }
 
 /// Reads an object with its version; `None` when it does not exist.
@@ -262,17 +290,13 @@ async fn commit(
 async fn write_shard(
     shared: &Arc<Shared>,
     layout: &ShardLayout,
-    writes: &[StagedWrite],
+    writes: &[StagedWrite<'_>],
     target: &Target,
     key: &StoreKey,
 ) -> Result<()> {
     let meta = shared.node.metadata();
     let elem = shared.elem;
-    let shard_shape = target
-        .outer
-        .first()
-        .map(|(_, op)| op.chunk_shape.clone())
-        .ok_or_else(|| ArrayError::Internal("a shard target without operations".into()))?;
+    let shard_shape = target.chunk_shape()?;
     let codec = layout.sharding.index_codec(&shard_shape)?;
     let n_inner = codec.chunks_per_shard().iter().product::<u64>() as usize;
     let (existing, read) = if target.covers_all() {
@@ -286,99 +310,56 @@ async fn write_shard(
             None => (None, Some(None)),
         }
     };
-    let inner_shape = layout.inner_chunk_shape.clone();
-    let inner_cells: u64 = inner_shape.iter().product();
-    let fill = fill_bytes(meta.fill_value(), inner_cells as usize, elem);
-    // Decode the touched, partially covered inner chunks that exist (on the blocking pool).
-    let to_decode: Vec<(usize, Bytes)> = match &existing {
-        Some((bytes, index)) => target
-            .inner
-            .iter()
-            .filter(|(_, ops)| !ops.iter().any(|(_, op)| op.coverage == Coverage::Full))
-            .filter_map(|(&i, _)| {
-                index
-                    .get(i)
-                    .map(|r| (i, bytes.slice(r.start as usize..r.end as usize)))
-            })
-            .collect(),
-        None => Vec::new(),
-    };
-    let decoded: BTreeMap<usize, Vec<u8>> = {
-        let shared = shared.clone();
-        let name = key.as_str().to_string();
-        let shape = inner_shape.clone();
-        let cps = codec.chunks_per_shard().to_vec();
-        on_blocking(move || {
-            let meta = shared.node.metadata();
-            let layout = shared
-                .shards
-                .as_ref()
-                .ok_or_else(|| ArrayError::Internal("unsharded".into()))?;
-            to_decode
-                .into_iter()
-                .map(|(i, b)| {
-                    let coords = crate::codec::block::unravel(i as u64, &cps);
-                    let data = layout.sharding.inner().decode(
-                        &b,
-                        &shape,
-                        meta.data_type(),
-                        meta.fill_value(),
-                        &format!("{name} inner chunk {coords:?}"),
-                    )?;
-                    Ok((i, data))
-                })
-                .collect()
-        })
-        .await?
-    };
-    // Apply the writes to each touched inner chunk.
-    let mut updated: Vec<(usize, Vec<u8>)> = Vec::with_capacity(target.inner.len());
-    let mut decoded = decoded;
-    for (&i, ops) in &target.inner {
-        let mut buf = decoded.remove(&i).unwrap_or_else(|| fill.clone());
-        apply(writes, ops, &mut buf, elem)?;
-        updated.push((i, buf));
-    }
-    // Encode the touched inner chunks and assemble the shard (on the blocking pool):
-    // untouched inner chunks keep their encoded bytes, byte for byte.
+    // One synchronous parallel step per shard: for each touched inner chunk, start from its
+    // decoded bytes (only when touched but not fully covered) or the fill value, apply the
+    // writes, encode; then assemble the shard, copying untouched inner chunks' encoded bytes
+    // byte for byte. It borrows the values, so it runs inside this call (never detached).
+    let inner = layout.sharding.inner();
+    let (dt, fv) = (meta.data_type(), meta.fill_value());
+    let inner_shape = &layout.inner_chunk_shape;
+    let fill = fill_bytes(fv, inner_shape.iter().product::<u64>() as usize, elem);
     let keep_empty = shared.options.store_empty_chunks;
-    let encoded = {
-        let shared = shared.clone();
-        on_blocking(move || {
-            let meta = shared.node.metadata();
-            let layout = shared
-                .shards
-                .as_ref()
-                .ok_or_else(|| ArrayError::Internal("unsharded".into()))?;
-            let inner = layout.sharding.inner();
-            let (dt, fv, shape) = (
-                meta.data_type(),
-                meta.fill_value(),
-                &layout.inner_chunk_shape,
-            );
-            let mut fresh: BTreeMap<usize, Option<Vec<u8>>> = BTreeMap::new();
-            for (i, buf) in updated {
-                let enc = if keep_empty {
-                    Some(inner.encode(&buf, shape, dt, fv)?)
-                } else {
-                    inner.encode_elide(&buf, shape, dt, fv)?
+    let cps = codec.chunks_per_shard().to_vec();
+    let encoded = run_parallel(|| {
+        let touched: Vec<(&usize, &Vec<(usize, ChunkOp)>)> = target.inner.iter().collect();
+        let fresh: BTreeMap<usize, Option<Vec<u8>>> = touched
+            .into_par_iter()
+            .map(|(&i, ops)| {
+                let covered = ops.iter().any(|(_, op)| op.coverage == Coverage::Full);
+                let stored = existing.as_ref().and_then(|(bytes, index)| {
+                    index
+                        .get(i)
+                        .map(|r| &bytes[r.start as usize..r.end as usize])
+                });
+                let mut buf = match stored {
+                    Some(b) if !covered => {
+                        let coords = crate::codec::block::unravel(i as u64, &cps);
+                        let name = format!("{} inner chunk {coords:?}", key.as_str());
+                        inner.decode(b, inner_shape, dt, fv, &name)?
+                    }
+                    _ => fill.clone(),
                 };
-                fresh.insert(i, enc);
-            }
-            let refs: Vec<Option<&[u8]>> = (0..n_inner)
-                .map(|i| match fresh.get(&i) {
-                    Some(enc) => enc.as_deref(),
-                    None => existing.as_ref().and_then(|(bytes, index)| {
-                        index
-                            .get(i)
-                            .map(|r| &bytes[r.start as usize..r.end as usize])
-                    }),
-                })
-                .collect();
-            Ok(layout.sharding.assemble_shard(&shard_shape, &refs)?)
-        })
-        .await?
-    };
+                apply(writes, ops, &mut buf, elem)?;
+                let enc = if keep_empty {
+                    Some(inner.encode(&buf, inner_shape, dt, fv)?)
+                } else {
+                    inner.encode_elide(&buf, inner_shape, dt, fv)?
+                };
+                Ok((i, enc))
+            })
+            .collect::<Result<_>>()?;
+        let refs: Vec<Option<&[u8]>> = (0..n_inner)
+            .map(|i| match fresh.get(&i) {
+                Some(enc) => enc.as_deref(),
+                None => existing.as_ref().and_then(|(bytes, index)| {
+                    index
+                        .get(i)
+                        .map(|r| &bytes[r.start as usize..r.end as usize])
+                }),
+            })
+            .collect();
+        Ok(layout.sharding.assemble_shard(&shard_shape, &refs)?)
+    })?;
     commit(shared, key, encoded, read).await
 }
 
@@ -386,17 +367,13 @@ async fn write_shard(
 /// apply, encode, store.
 async fn write_whole(
     shared: &Arc<Shared>,
-    writes: &[StagedWrite],
+    writes: &[StagedWrite<'_>],
     target: &Target,
     key: &StoreKey,
 ) -> Result<()> {
     let meta = shared.node.metadata();
     let elem = shared.elem;
-    let shape = target
-        .outer
-        .first()
-        .map(|(_, op)| op.chunk_shape.clone())
-        .ok_or_else(|| ArrayError::Internal("a chunk target without operations".into()))?;
+    let shape = target.chunk_shape()?;
     let cells: u64 = shape.iter().product();
     let (mut buf, read) = if target.covers_all() {
         (fill_bytes(meta.fill_value(), cells as usize, elem), None)

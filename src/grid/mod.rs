@@ -84,6 +84,16 @@ pub trait DimensionGrid: fmt::Debug + Send + Sync {
         Ok(())
     }
 
+    /// `(chunk_offset, data_size, chunk_size)` of chunk `chunk` in one call (grids with a
+    /// costly lookup override it).
+    fn chunk_span(&self, chunk: i64) -> Result<(i64, u64, u64), GridError> {
+        Ok((
+            self.chunk_offset(chunk)?,
+            self.data_size(chunk)?,
+            self.chunk_size(chunk)?,
+        ))
+    }
+
     /// This grid as a [`RegularGrid`], if it is one (lets the planner use closed forms).
     fn as_regular(&self) -> Option<&RegularGrid> {
         None

@@ -189,6 +189,12 @@ impl DimensionGrid for RectilinearGrid {
         Ok((self.extent - start).min(r.size))
     }
 
+    fn chunk_span(&self, chunk: i64) -> Result<(i64, u64, u64), GridError> {
+        let r = self.run_of_chunk(chunk)?;
+        let start = r.first_offset + (chunk as u64 - r.first_chunk) * r.size;
+        Ok((start as i64, (self.extent - start).min(r.size), r.size))
+    }
+
     fn indices_to_chunks(&self, indices: &[i64], out: &mut [i64]) -> Result<(), GridError> {
         if let [r] = self.runs[..] {
             // One run: a division (the common "regular with a different last edge" case

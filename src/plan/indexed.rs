@@ -58,6 +58,8 @@ pub(crate) fn storage_range(
 pub(crate) struct Grouping {
     pub(crate) order: Vec<u32>,
     pub(crate) runs: Vec<(u64, usize)>,
+    /// True when the points were already grouped (no `emit` call, `order` empty).
+    pub(crate) identity: bool,
 }
 
 fn runs_of_sorted(keys: impl Iterator<Item = u64>) -> Vec<(u64, usize)> {
@@ -86,15 +88,25 @@ pub(crate) fn check_points(n: usize, what: &dyn Fn() -> String) -> Result<()> {
 /// Groups points by `keys` (in `[0, range)`), stable within a key, calling `emit(p, j)` to
 /// place point `p` at grouped position `j` (not called when already grouped): a counting
 /// sort when `range` is O(n), else a sort of packed `(key, position)` words.
-pub(crate) fn group_keys(keys: &[u32], range: u64, mut emit: impl FnMut(usize, usize)) -> Grouping {
+pub(crate) fn group_keys(
+    keys: &[u32],
+    range: u64,
+    with_order: bool,
+    mut emit: impl FnMut(usize, usize),
+) -> Grouping {
     let n = keys.len();
     if keys.windows(2).all(|w| w[0] <= w[1]) {
         return Grouping {
             order: Vec::new(),
             runs: runs_of_sorted(keys.iter().map(|&k| k as u64)),
+            identity: true,
         };
     }
-    let mut order = vec![0u32; n];
+    let mut order = if with_order {
+        vec![0u32; n]
+    } else {
+        Vec::new()
+    };
     if range as u128 <= (2 * n as u128).max(4096) {
         let mut next = vec![0u32; range as usize];
         for &k in keys {
@@ -114,10 +126,16 @@ pub(crate) fn group_keys(keys: &[u32], range: u64, mut emit: impl FnMut(usize, u
             let slot = &mut next[k as usize];
             let j = *slot as usize;
             *slot += 1;
-            order[j] = p as u32;
+            if with_order {
+                order[j] = p as u32;
+            }
             emit(p, j);
         }
-        return Grouping { order, runs };
+        return Grouping {
+            order,
+            runs,
+            identity: false,
+        };
     }
     let mut words: Vec<u64> = keys
         .iter()
@@ -129,10 +147,16 @@ pub(crate) fn group_keys(keys: &[u32], range: u64, mut emit: impl FnMut(usize, u
     let runs = runs_of_sorted(words.iter().map(|&w| w >> 32));
     for (j, &w) in words.iter().enumerate() {
         let p = (w & 0xffff_ffff) as usize;
-        order[j] = p as u32;
+        if with_order {
+            order[j] = p as u32;
+        }
         emit(p, j);
     }
-    Grouping { order, runs }
+    Grouping {
+        order,
+        runs,
+        identity: false,
+    }
 }
 
 /// Groups points by their tuple of chunk ids (lexicographic), for id ranges too wide for
@@ -156,34 +180,86 @@ pub(crate) fn group_rows(ids: &[Vec<i64>], n: usize) -> Grouping {
             runs.push((runs.len() as u64, j + 1));
         }
     }
-    Grouping { order, runs }
+    Grouping {
+        order,
+        runs,
+        identity: false,
+    }
 }
 
-/// Writes `chunk(st(v)) - idmin` for every value (vectorised; a division-only fast path
-/// on regular grids, blocks of the grid's vectorised lookup otherwise).
-pub(crate) fn chunk_keys(
+/// Division of 32-bit integers by an invariant divisor with a multiply and shifts
+/// (Granlund–Montgomery, the "round-up" variant with an add-and-shift fix-up; exact for
+/// every `u32` dividend). Lets the chunk-key loops vectorise instead of dividing.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DivU32 {
+    magic: u32,
+    shift: u32,
+    pow2: bool,
+}
+
+impl DivU32 {
+    /// A divider for `d >= 1`.
+    pub(crate) fn new(d: u32) -> Self {
+        let d = d.max(1);
+        if d.is_power_of_two() {
+            return DivU32 {
+                magic: 0,
+                shift: d.trailing_zeros(),
+                pow2: true,
+            };
+        }
+        let l = 32 - (d - 1).leading_zeros(); // ceil(log2 d), 2..=32
+        let magic = (((1u128 << 32) * ((1u128 << l) - d as u128)) / d as u128 + 1) as u32;
+        DivU32 {
+            magic,
+            shift: l,
+            pow2: false,
+        }
+    }
+
+    /// `x / d`.
+    #[inline(always)]
+    pub(crate) fn div(&self, x: u32) -> u32 {
+        if self.pow2 {
+            x >> self.shift
+        } else {
+            let t = ((self.magic as u64 * x as u64) >> 32) as u32;
+            (t + ((x - t) >> 1)) >> (self.shift - 1)
+        }
+    }
+}
+
+/// Sets `keys[i] = combine(keys[i], chunk(st(values[i])) - idmin)` for every value
+/// (vectorised: a 32-bit division fast path on regular grids, blocks of the
+/// grid's vectorised lookup otherwise). The caller guarantees the id range fits `u32`.
+pub(crate) fn chunk_keys<S, F>(
     grid: &dyn DimensionGrid,
     values: &[i64],
-    st: &dyn Fn(i64) -> i64,
+    st: S,
     idmin: i64,
     keys: &mut [u32],
-) -> std::result::Result<(), crate::grid::GridError> {
+    combine: F,
+) -> std::result::Result<(), crate::grid::GridError>
+where
+    S: Fn(i64) -> i64,
+    F: Fn(u32, u32) -> u32,
+{
     if let Some(g) = grid.as_regular() {
-        // All coordinates lie in [base, base + span] (checked by the caller's probes).
+        // All coordinates lie in [base, hi) (checked by the caller's probes).
         let base = g.chunk_offset(idmin)?;
         let size = g.size();
         let (lo, hi) = g.region();
         let span = hi as i128 - base as i128;
-        if lo <= base && span <= u32::MAX as i128 && size <= u32::MAX as u64 {
-            let sz = size as u32;
+        if lo <= base && span <= u32::MAX as i128 && size <= u32::MAX as u64 && size > 0 {
+            let div = DivU32::new(size as u32);
             for (k, &v) in keys.iter_mut().zip(values) {
-                *k = st(v).wrapping_sub(base) as u32 / sz;
+                *k = combine(*k, div.div(st(v).wrapping_sub(base) as u32));
             }
             return Ok(());
         }
-        if lo <= base && span <= u64::MAX as i128 {
+        if lo <= base && span <= i64::MAX as i128 && size > 0 {
             for (k, &v) in keys.iter_mut().zip(values) {
-                *k = (st(v).wrapping_sub(base) as u64 / size) as u32;
+                *k = combine(*k, (st(v).wrapping_sub(base) as u64 / size) as u32);
             }
             return Ok(());
         }
@@ -197,10 +273,49 @@ pub(crate) fn chunk_keys(
         }
         grid.indices_to_chunks(&sbuf[..m], &mut ibuf[..m])?;
         for (k, &c) in ks.iter_mut().zip(&ibuf[..m]) {
-            *k = c.wrapping_sub(idmin) as u32;
+            *k = combine(*k, c.wrapping_sub(idmin) as u32);
         }
     }
     Ok(())
+}
+
+/// The regular-grid fast path of [`chunk_keys`] that also yields each point's chunk-local
+/// coordinate (the division remainder), so no later pass subtracts chunk starts. Returns
+/// `false` (nothing written) when the grid is not regular or too wide for 32-bit math.
+pub(crate) fn regular_keys_and_local<S, F>(
+    grid: &dyn DimensionGrid,
+    values: &[i64],
+    st: S,
+    idmin: i64,
+    keys: &mut [u32],
+    combine: F,
+    local: &mut Vec<u32>,
+) -> std::result::Result<bool, crate::grid::GridError>
+where
+    S: Fn(i64) -> i64,
+    F: Fn(u32, u32) -> u32,
+{
+    let Some(g) = grid.as_regular() else {
+        return Ok(false);
+    };
+    let base = g.chunk_offset(idmin)?;
+    let size = g.size();
+    let (lo, hi) = g.region();
+    let span = hi as i128 - base as i128;
+    if !(lo <= base && span <= u32::MAX as i128 && size <= u32::MAX as u64 && size > 0) {
+        return Ok(false);
+    }
+    let sz = size as u32;
+    let div = DivU32::new(sz);
+    local.clear();
+    local.reserve_exact(values.len());
+    local.extend(keys.iter_mut().zip(values).map(|(k, &v)| {
+        let rel = st(v).wrapping_sub(base) as u32;
+        let q = div.div(rel);
+        *k = combine(*k, q);
+        rel - q * sz
+    }));
+    Ok(true)
 }
 
 impl IndexedSet {
@@ -223,15 +338,24 @@ impl IndexedSet {
             chunk_extent: vec![],
             chunk_size: vec![],
             pointer: vec![0],
-            local: Vec::with_capacity(n),
+            local: Vec::new(),
             positions: None,
         };
         if n == 0 {
             return Ok(s);
         }
-        let (vmin, vmax) = values
-            .iter()
-            .fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+        // Chunk-sorted input (storage non-decreasing) needs no min/max pass.
+        let sorted = if stride > 0 {
+            values.windows(2).all(|w| w[0] <= w[1])
+        } else {
+            values.windows(2).all(|w| w[0] >= w[1])
+        };
+        let (vmin, vmax) = match (sorted, values.first(), values.last()) {
+            (true, Some(&a), Some(&b)) => (a.min(b), a.max(b)),
+            _ => values
+                .iter()
+                .fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v), b.max(v))),
+        };
         let (smin, smax) = storage_range(dim, offset, stride, vmin, vmax)?;
         let e = grid_err(dim);
         // Probe the extremes so an out-of-grid error names the coordinate.
@@ -239,13 +363,9 @@ impl IndexedSet {
         grid.index_to_chunk(smax).map_err(&e)?;
         // Wrapping arithmetic is exact: every true result lies in [smin, smax] ⊂ i64.
         let st = |v: i64| offset.wrapping_add(stride.wrapping_mul(v));
-        let sorted = if stride > 0 {
-            values.windows(2).all(|w| w[0] <= w[1])
-        } else {
-            values.windows(2).all(|w| w[0] >= w[1])
-        };
         if sorted {
             // Chunk-sorted: one lookup and one binary search per touched chunk.
+            s.local.reserve_exact(n);
             let mut i = 0usize;
             while i < n {
                 let v = st(values[i]);
@@ -271,11 +391,16 @@ impl IndexedSet {
         check_points(n, &|| format!("the index array of storage dimension {dim}"))?;
         let g = if range <= u32::MAX as u128 {
             let mut keys: Vec<u32> = vec![0; n];
-            chunk_keys(grid, values, &st, idmin, &mut keys).map_err(&e)?;
-            let mut local = vec![0i64; n];
-            let g = group_keys(&keys, range as u64, |p, j| local[j] = st(values[p]));
-            s.local = local;
-            g
+            chunk_keys(grid, values, st, idmin, &mut keys, |_, d| d).map_err(&e)?;
+            if keys.windows(2).all(|w| w[0] <= w[1]) {
+                // Chunk-sorted keys (unsorted values within chunks): identity order.
+                group_keys(&keys, range as u64, false, |_, _| {})
+            } else {
+                let mut local = vec![0i64; n];
+                let g = group_keys(&keys, range as u64, true, |p, j| local[j] = st(values[p]));
+                s.local = local;
+                g
+            }
         } else {
             let mut ids = vec![0i64; n];
             let storage: Vec<i64> = values.iter().map(|&v| st(v)).collect();
@@ -289,7 +414,7 @@ impl IndexedSet {
             }
             g
         };
-        if g.order.is_empty() {
+        if g.identity {
             s.local = values.iter().map(|&v| st(v)).collect();
         } else {
             s.positions = Some(g.order);

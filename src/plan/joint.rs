@@ -1,7 +1,8 @@
 //! [`JointSet`]: a connected component of maps that share input axes, grouped by chunk tuple.
 
 use super::indexed::{
-    Grouping, check_points, chunk_keys, contiguous, group_keys, group_rows, storage_range,
+    Grouping, check_points, chunk_keys, contiguous, group_keys, group_rows, regular_keys_and_local,
+    storage_range,
 };
 use super::{PlanError, Result, grid_err};
 use crate::grid::DimensionGrid;
@@ -24,6 +25,31 @@ pub(crate) enum Member<'a> {
     },
 }
 
+/// The storage coordinates of one member over the block: computed from the array's values
+/// when the array spans the whole block, else broadcast into a column.
+enum Col<'a> {
+    Direct {
+        values: std::borrow::Cow<'a, [i64]>,
+        offset: i64,
+        stride: i64,
+    },
+    Filled(Vec<i64>),
+}
+
+impl Col<'_> {
+    #[inline]
+    fn get(&self, p: usize) -> i64 {
+        match self {
+            Col::Direct {
+                values,
+                offset,
+                stride,
+            } => offset.wrapping_add(stride.wrapping_mul(values[p])),
+            Col::Filled(v) => v[p],
+        }
+    }
+}
+
 /// A connected component of output maps that share input axes: vindex-correlated index
 /// arrays, an affine diagonal (two affine maps on one input axis), or index arrays and
 /// affine maps sharing an axis.
@@ -43,8 +69,8 @@ pub struct JointSet {
     chunk_extent: Vec<u64>,
     chunk_size: Vec<u64>,
     pointer: Vec<usize>,
-    local: Vec<i64>,
-    positions: Option<Vec<u32>>,
+    /// Per grouped point: its k chunk-local coordinates, then its flat block position.
+    data: Vec<u32>,
 }
 
 /// Writes `f(values[compact index])` for every point of `block` in C order, where `compact`
@@ -126,7 +152,7 @@ impl JointSet {
                 ))
             })?;
         let k = members.len();
-        let mut storage: Vec<Vec<i64>> = Vec::with_capacity(k);
+        let mut storage: Vec<Col<'_>> = Vec::with_capacity(k);
         let mut mins = Vec::with_capacity(k);
         let mut radix: Vec<u128> = Vec::with_capacity(k);
         for (m, member) in members.iter().enumerate() {
@@ -171,70 +197,188 @@ impl JointSet {
             let idmax = grid.index_to_chunk(smax).map_err(&e)?;
             mins.push(idmin);
             radix.push((idmax as i128 - idmin as i128 + 1) as u128);
-            let mut col = Vec::with_capacity(n);
-            broadcast_fill(
-                &values,
-                &compact,
-                &block_shape,
-                &|v| offset.wrapping_add(stride.wrapping_mul(v)),
-                &mut col,
-            );
-            storage.push(col);
+            if compact == block_shape {
+                storage.push(Col::Direct {
+                    values,
+                    offset,
+                    stride,
+                });
+            } else {
+                let mut col = Vec::with_capacity(n);
+                broadcast_fill(
+                    &values,
+                    &compact,
+                    &block_shape,
+                    &|v| offset.wrapping_add(stride.wrapping_mul(v)),
+                    &mut col,
+                );
+                storage.push(Col::Filled(col));
+            }
         }
         // Keys: mixed radix over chunk ids (first dimension most significant).
         let total = radix.iter().fold(1u128, |a, &r| a.saturating_mul(r));
         let mut ids: Vec<Vec<i64>> = Vec::new();
         check_points(n, &|| format!("the joint block over input axes {axes:?}"))?;
-        let mut local = vec![0i64; n * k];
+        // Records of k local coordinates then the block position.
+        let w = k + 1;
+        // `data`: final u32 records (filled directly on regular grids); `wide`: i64 records
+        // holding storage coordinates until chunk starts are subtracted (other grids).
+        let mut data: Vec<u32> = Vec::new();
+        let mut wide: Vec<i64> = Vec::new();
+        // Chunk-local coordinates straight from the key computation (regular grids).
+        let mut locals: Vec<Vec<u32>> = Vec::new();
         let g: Grouping = if total <= u32::MAX as u128 {
             let mut keys = vec![0u32; n];
-            let mut digits = vec![0u32; n];
+            let mut all_local = true;
             for m in 0..k {
                 let grid = grids[dims[m]].as_ref();
-                chunk_keys(grid, &storage[m], &|v| v, mins[m], &mut digits)
-                    .map_err(grid_err(dims[m]))?;
                 let r = radix[m] as u32;
-                for (key, &d) in keys.iter_mut().zip(&digits) {
-                    *key = key.wrapping_mul(r).wrapping_add(d);
-                }
-            }
-            drop(digits);
-            if let [c0, c1] = &storage[..] {
-                group_keys(&keys, total as u64, |p, j| {
-                    local[2 * j] = c0[p];
-                    local[2 * j + 1] = c1[p];
-                })
-            } else {
-                group_keys(&keys, total as u64, |p, j| {
-                    for (m, col) in storage.iter().enumerate() {
-                        local[j * k + m] = col[p];
+                let combine = |key: u32, d: u32| key.wrapping_mul(r).wrapping_add(d);
+                if all_local {
+                    let mut lv = Vec::new();
+                    let done = match &storage[m] {
+                        Col::Direct {
+                            values,
+                            offset,
+                            stride,
+                        } => {
+                            let (o, st) = (*offset, *stride);
+                            regular_keys_and_local(
+                                grid,
+                                values,
+                                |v| o.wrapping_add(st.wrapping_mul(v)),
+                                mins[m],
+                                &mut keys,
+                                combine,
+                                &mut lv,
+                            )
+                        }
+                        Col::Filled(col) => regular_keys_and_local(
+                            grid,
+                            col,
+                            |v| v,
+                            mins[m],
+                            &mut keys,
+                            combine,
+                            &mut lv,
+                        ),
                     }
+                    .map_err(grid_err(dims[m]))?;
+                    if done {
+                        locals.push(lv);
+                        continue;
+                    }
+                    all_local = false;
+                    locals.clear();
+                }
+                match &storage[m] {
+                    Col::Direct {
+                        values,
+                        offset,
+                        stride,
+                    } => {
+                        let (o, st) = (*offset, *stride);
+                        chunk_keys(
+                            grid,
+                            values,
+                            |v| o.wrapping_add(st.wrapping_mul(v)),
+                            mins[m],
+                            &mut keys,
+                            combine,
+                        )
+                    }
+                    Col::Filled(col) => chunk_keys(grid, col, |v| v, mins[m], &mut keys, combine),
+                }
+                .map_err(grid_err(dims[m]))?;
+            }
+            if locals.len() == k {
+                data = vec![0u32; n * w];
+            } else {
+                wide = vec![0i64; n * w];
+            }
+            if let [l0, l1] = &locals[..] {
+                group_keys(
+                    &keys,
+                    total as u64,
+                    false,
+                    #[inline(always)]
+                    |p, j| {
+                        let rec = &mut data[3 * j..3 * j + 3];
+                        rec[0] = l0[p];
+                        rec[1] = l1[p];
+                        rec[2] = p as u32;
+                    },
+                )
+            } else if locals.len() == k {
+                group_keys(&keys, total as u64, false, |p, j| {
+                    let rec = &mut data[w * j..w * j + w];
+                    for (m, lv) in locals.iter().enumerate() {
+                        rec[m] = lv[p];
+                    }
+                    rec[k] = p as u32;
+                })
+            } else if let [c0, c1] = &storage[..] {
+                group_keys(
+                    &keys,
+                    total as u64,
+                    false,
+                    #[inline(always)]
+                    |p, j| {
+                        let rec = &mut wide[3 * j..3 * j + 3];
+                        rec[0] = c0.get(p);
+                        rec[1] = c1.get(p);
+                        rec[2] = p as i64;
+                    },
+                )
+            } else {
+                group_keys(&keys, total as u64, false, |p, j| {
+                    let rec = &mut wide[w * j..w * j + w];
+                    for (m, col) in storage.iter().enumerate() {
+                        rec[m] = col.get(p);
+                    }
+                    rec[k] = p as i64;
                 })
             }
         } else {
             for m in 0..k {
+                let col: Vec<i64> = (0..n).map(|p| storage[m].get(p)).collect();
                 let mut idc = vec![0i64; n];
                 grids[dims[m]]
-                    .indices_to_chunks(&storage[m], &mut idc)
+                    .indices_to_chunks(&col, &mut idc)
                     .map_err(grid_err(dims[m]))?;
                 ids.push(idc);
             }
             let g = group_rows(&ids, n);
+            wide = vec![0i64; n * w];
             for (j, &p) in g.order.iter().enumerate() {
+                let p = p as usize;
                 for (m, col) in storage.iter().enumerate() {
-                    local[j * k + m] = col[p as usize];
+                    wide[j * w + m] = col.get(p);
                 }
+                wide[j * w + k] = p as i64;
             }
             g
         };
-        if g.order.is_empty() {
-            for (m, col) in storage.iter().enumerate() {
-                for (p, &v) in col.iter().enumerate() {
-                    local[p * k + m] = v;
+        let local_done = locals.len() == k;
+        if g.identity {
+            for p in 0..n {
+                for m in 0..k {
+                    if local_done {
+                        data[p * w + m] = locals[m][p];
+                    } else {
+                        wide[p * w + m] = storage[m].get(p);
+                    }
+                }
+                if local_done {
+                    data[p * w + k] = p as u32;
+                } else {
+                    wide[p * w + k] = p as i64;
                 }
             }
         }
+        drop(locals);
         drop(storage);
+        let order_ids = g.order;
         let mut s = JointSet {
             dims: dims.to_vec(),
             axes: axes.to_vec(),
@@ -244,15 +388,11 @@ impl JointSet {
             chunk_extent: vec![],
             chunk_size: vec![],
             pointer: vec![0],
-            local,
-            positions: if g.order.is_empty() {
-                None
-            } else {
-                Some(g.order)
-            },
+            data,
         };
         let mut j0 = 0usize;
         let mut row_ids = vec![0i64; k];
+        let mut starts = vec![0i64; k];
         for &(key, end) in &g.runs {
             if ids.is_empty() {
                 let mut rest = key;
@@ -262,7 +402,7 @@ impl JointSet {
                     rest /= r;
                 }
             } else {
-                let p0 = s.position(j0);
+                let p0 = order_ids[j0] as usize;
                 for m in 0..k {
                     row_ids[m] = ids[m][p0];
                 }
@@ -277,12 +417,31 @@ impl JointSet {
                 s.chunk_start.push(start);
                 s.chunk_extent.push(grid.data_size(c).map_err(&e)?);
                 s.chunk_size.push(grid.chunk_size(c).map_err(&e)?);
-                for q in j0..end {
-                    s.local[q * k + m] -= start;
+                starts[m] = start;
+            }
+            if !local_done {
+                for rec in wide[j0 * w..end * w].chunks_exact_mut(w) {
+                    for (x, &st) in rec.iter_mut().zip(&starts) {
+                        *x -= st;
+                    }
                 }
             }
             s.pointer.push(end);
             j0 = end;
+        }
+        if !local_done {
+            // Chunk-local coordinates and positions must fit the u32 records.
+            s.data = wide
+                .iter()
+                .map(|&x| u32::try_from(x))
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|_| {
+                    PlanError::Overflow(format!(
+                        "a chunk of storage dimensions {dims:?} is longer than {} cells; \
+                         joint sets store 32-bit chunk-local coordinates",
+                        u32::MAX
+                    ))
+                })?;
         }
         Ok(s)
     }
@@ -341,14 +500,21 @@ impl JointSet {
         &self.pointer
     }
 
-    /// Chunk-local coordinates of row `r`'s points (points × member dimensions, row-major).
-    pub fn local_of(&self, r: usize) -> &[i64] {
+    /// Row `r`'s points as records of `dims().len() + 1` integers: the chunk-local
+    /// coordinates (one per member dimension), then the flat C-order block position.
+    pub fn records_of(&self, r: usize) -> &[u32] {
+        let w = self.dims.len() + 1;
+        &self.data[self.pointer[r] * w..self.pointer[r + 1] * w]
+    }
+
+    /// Chunk-local coordinates of grouped point `j`.
+    pub fn local(&self, j: usize) -> &[u32] {
         let k = self.dims.len();
-        &self.local[self.pointer[r] * k..self.pointer[r + 1] * k]
+        &self.data[j * (k + 1)..j * (k + 1) + k]
     }
 
     /// Flat C-order block position of grouped point `j`.
     pub fn position(&self, j: usize) -> usize {
-        self.positions.as_ref().map_or(j, |p| p[j] as usize)
+        self.data[j * (self.dims.len() + 1) + self.dims.len()] as usize
     }
 }

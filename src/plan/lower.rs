@@ -32,6 +32,16 @@ pub enum AxisSource {
         /// Signed step (never 0 when `dim` is `Some`).
         stride: i64,
     },
+    /// Step `i` reads chunk-local coordinate `starts[m] + strides[m] * i` in each storage
+    /// dimension `dims[m]` (an affine diagonal: several storage dimensions move together).
+    Line {
+        /// The storage dimensions set by this axis.
+        dims: Vec<usize>,
+        /// Chunk-local coordinates of step 0, one per dimension.
+        starts: Vec<i64>,
+        /// Signed steps, one per dimension (never 0).
+        strides: Vec<i64>,
+    },
     /// Step `i` reads the chunk-local coordinates `local[i * dims.len() ..][..dims.len()]`
     /// in storage dimensions `dims`.
     Points {
@@ -219,6 +229,15 @@ fn rec_cells(
                 stride,
             } => local[*d] = start + stride * i as i64,
             AxisSource::Run { dim: None, .. } => {}
+            AxisSource::Line {
+                dims,
+                starts,
+                strides,
+            } => {
+                for (m, &d) in dims.iter().enumerate() {
+                    local[d] = starts[m] + strides[m] * i as i64;
+                }
+            }
             AxisSource::Points { dims, local: l } => {
                 for (m, &d) in dims.iter().enumerate() {
                     local[d] = l[i * dims.len() + m];
@@ -262,6 +281,15 @@ fn rec_linear(
             stride,
         } => (start * cs[*d], stride * cs[*d], None),
         AxisSource::Run { dim: None, .. } => (0, 0, None),
+        AxisSource::Line {
+            dims,
+            starts,
+            strides,
+        } => (
+            dims.iter().zip(starts).map(|(&d, s)| s * cs[d]).sum(),
+            dims.iter().zip(strides).map(|(&d, s)| s * cs[d]).sum(),
+            None,
+        ),
         AxisSource::Points { dims, local } => (
             0,
             0,
@@ -323,6 +351,18 @@ fn coverage_of(op: &ChunkOp) -> Coverage {
             } => {
                 bound[*d] = true;
                 if a.count != op.data_shape[*d] || (stride.abs() != 1 && a.count != 1) {
+                    return Coverage::Partial;
+                }
+            }
+            AxisSource::Line { dims, .. } => {
+                // Distinct points (non-zero strides) inside the chunk: full iff they are as
+                // many as its valid cells.
+                let mut cells: u128 = 1;
+                for &d in dims {
+                    bound[d] = true;
+                    cells = cells.saturating_mul(op.data_shape[d] as u128);
+                }
+                if a.count as u128 != cells {
                     return Coverage::Partial;
                 }
             }
@@ -392,6 +432,14 @@ pub(crate) fn lower_row(p: &GridPartition, row: &[usize]) -> Result<ChunkOp> {
                 op.chunk_shape[d] = s.chunk_sizes()[r];
                 op.data_shape[d] = s.chunk_extents()[r];
             }
+            Table::Diagonal(s) => {
+                for (&d, c) in s.dims().iter().zip(s.cells(r)) {
+                    op.chunk_coords[d] = c.chunk;
+                    op.chunk_start[d] = c.chunk_start;
+                    op.chunk_shape[d] = c.chunk_size;
+                    op.data_shape[d] = c.chunk_extent;
+                }
+            }
             Table::Joint(s) => {
                 for (m, &d) in s.dims().iter().enumerate() {
                     op.chunk_coords[d] = s.chunk_row(r)[m];
@@ -411,10 +459,13 @@ pub(crate) fn lower_row(p: &GridPartition, row: &[usize]) -> Result<ChunkOp> {
                 let r = row[t];
                 let (j0, j1) = (s.pointer()[r], s.pointer()[r + 1]);
                 let block = s.block_shape();
+                let k = s.dims().len();
                 let mut coords = vec![0i64; (j1 - j0) * block.len()];
-                for (q, j) in (j0..j1).enumerate() {
+                let mut local = Vec::with_capacity((j1 - j0) * k);
+                for (q, rec) in s.records_of(r).chunks(k + 1).enumerate() {
+                    local.extend(rec[..k].iter().map(|&x| i64::from(x)));
                     unravel(
-                        s.position(j),
+                        rec[k] as usize,
                         block,
                         &mut coords[q * block.len()..][..block.len()],
                     );
@@ -423,7 +474,7 @@ pub(crate) fn lower_row(p: &GridPartition, row: &[usize]) -> Result<ChunkOp> {
                     count: (j1 - j0) as u64,
                     source: AxisSource::Points {
                         dims: s.dims().to_vec(),
-                        local: s.local_of(r).to_vec(),
+                        local,
                     },
                     dest: AxisDest::Points {
                         axes: s.axes().to_vec(),
@@ -464,6 +515,25 @@ pub(crate) fn lower_row(p: &GridPartition, row: &[usize]) -> Result<ChunkOp> {
                         },
                     }
                 }
+                Binding::Diagonal(t) => {
+                    let Table::Diagonal(s) = &p.tables[t] else {
+                        unreachable_table()?
+                    };
+                    let r = row[t];
+                    LoopAxis {
+                        count: s.count(r),
+                        source: AxisSource::Line {
+                            dims: s.dims().to_vec(),
+                            starts: s.cells(r).iter().map(|c| c.local_start).collect(),
+                            strides: s.strides().to_vec(),
+                        },
+                        dest: AxisDest::Run {
+                            axis: k,
+                            start: s.origin(r) as i64,
+                            stride: 1,
+                        },
+                    }
+                }
                 Binding::Indexed(t) => {
                     let Table::Indexed(s) = &p.tables[t] else {
                         unreachable_table()?
@@ -494,8 +564,8 @@ pub(crate) fn lower_row(p: &GridPartition, row: &[usize]) -> Result<ChunkOp> {
 }
 
 fn unreachable_table<T>() -> Result<T> {
-    Err(PlanError::Overflow(
-        "internal: table kind does not match its binding".to_string(),
+    Err(PlanError::Internal(
+        "table kind does not match its binding".to_string(),
     ))
 }
 
@@ -588,6 +658,15 @@ pub(crate) fn chunk_transform_of(op: &ChunkOp) -> Result<IndexTransform> {
                 chunk_maps[*d] = OutputIndexMap::dimension(j, *start, *stride);
             }
             AxisSource::Run { dim: None, .. } => {}
+            AxisSource::Line {
+                dims,
+                starts,
+                strides,
+            } => {
+                for (m, &d) in dims.iter().enumerate() {
+                    chunk_maps[d] = OutputIndexMap::dimension(j, starts[m], strides[m]);
+                }
+            }
             AxisSource::Points { dims, local } => {
                 for (m, &d) in dims.iter().enumerate() {
                     let v: Vec<i64> = local.iter().skip(m).step_by(dims.len()).copied().collect();

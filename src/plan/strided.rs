@@ -124,10 +124,7 @@ impl StridedSet {
         v: i64,
         grid: &dyn DimensionGrid,
     ) -> Result<(i64, i64, StridedRow)> {
-        let e = grid_err(self.dim);
-        let start = grid.chunk_offset(c).map_err(&e)?;
-        let ext = grid.data_size(c).map_err(&e)?;
-        let size = grid.chunk_size(c).map_err(&e)?;
+        let (start, ext, size) = grid.chunk_span(c).map_err(grid_err(self.dim))?;
         let end = i64::try_from(start as i128 + ext as i128).unwrap_or(i64::MAX);
         if v < start || v >= end {
             return Err(inconsistent(self.dim, v, c, start, end));
@@ -144,16 +141,6 @@ impl StridedSet {
         Ok((start, end, row))
     }
 
-    fn table(&mut self) -> &mut Vec<StridedRow> {
-        if !matches!(self.rows, Rows::Table(_)) {
-            self.rows = Rows::Table(vec![]);
-        }
-        match &mut self.rows {
-            Rows::Table(t) => t,
-            Rows::Regular(_) => unreachable!("set to a table above"),
-        }
-    }
-
     /// The single row of a constant map.
     pub(crate) fn constant(dim: usize, offset: i64, grid: &dyn DimensionGrid) -> Result<Self> {
         let mut s = Self::empty(dim, None, 0);
@@ -161,7 +148,7 @@ impl StridedSet {
         let (start, _, mut row) = s.push_row(c, offset, grid)?;
         row.local_start = offset - start;
         row.count = 1;
-        s.table().push(row);
+        s.rows = Rows::Table(vec![row]);
         Ok(s)
     }
 
@@ -226,6 +213,7 @@ impl StridedSet {
             }
         }
         // t counts request cells in ascending storage order: storage = min + a * t.
+        let mut table = Vec::new();
         let mut t: i128 = 0;
         while t < n {
             let v = (min + a * t) as i64;
@@ -241,9 +229,10 @@ impl StridedSet {
                 row.local_start = (min + a * (t_end - 1) - start as i128) as i64;
             }
             row.count = count as u64;
-            s.table().push(row);
+            table.push(row);
             t = t_end;
         }
+        s.rows = Rows::Table(table);
         Ok(s)
     }
 

@@ -67,7 +67,6 @@ impl ShardedPlan {
     }
 
     fn work(&self, shard: ChunkOp) -> Result<ShardWork> {
-        let local = chunk_transform_of(&shard)?;
         let grids = shard
             .data_shape
             .iter()
@@ -79,8 +78,7 @@ impl ShardedPlan {
                     .map_err(|source| PlanError::Grid { dim: d, source })
             })
             .collect::<Result<Vec<_>>>()?;
-        let inner = plan_chunks(&local, &grids)?;
-        Ok(ShardWork { shard, inner })
+        ShardWork::new(shard, &grids)
     }
 
     /// Every touched shard in the outer plan's order.
@@ -90,6 +88,15 @@ impl ShardedPlan {
 }
 
 impl ShardWork {
+    /// Plans one shard-level operation against arbitrary inner grids (one per storage
+    /// dimension, in shard-local coordinates covering `[0, shard.data_shape)`), e.g.
+    /// rectilinear inner chunks. [`ShardedPlan`] uses regular inner grids.
+    pub fn new(shard: ChunkOp, inner_grids: &[Arc<dyn DimensionGrid>]) -> Result<ShardWork> {
+        let local = chunk_transform_of(&shard)?;
+        let inner = plan_chunks(&local, inner_grids)?;
+        Ok(ShardWork { shard, inner })
+    }
+
     /// Rewrites an inner operation so it addresses the final result: destinations are
     /// composed through the shard operation's loops, `chunk_start` becomes global (shard
     /// start + inner chunk start) and `result_shape` the request shape. `chunk_coords`
@@ -116,17 +123,17 @@ impl ShardWork {
 
 /// The result coordinates of outer loop `j`'s step `x`, appended to `axes`/`vals`.
 fn outer_dest(outer: &[LoopAxis], j: usize, x: i64, vals: &mut Vec<i64>) -> Result<()> {
-    let a = outer.get(j).ok_or_else(|| {
-        PlanError::Overflow(format!("internal: inner plan reads synthetic axis {j}"))
-    })?;
+    let a = outer
+        .get(j)
+        .ok_or_else(|| PlanError::Internal(format!("inner plan reads synthetic axis {j}")))?;
     match &a.dest {
         AxisDest::Run { start, stride, .. } => vals.push(start + stride * x),
         AxisDest::Points { axes, coords } => {
             let w = axes.len();
             let i = usize::try_from(x).unwrap_or(usize::MAX);
-            let row = coords.get(i * w..(i + 1) * w).ok_or_else(|| {
-                PlanError::Overflow(format!("internal: step {x} of synthetic axis {j}"))
-            })?;
+            let row = coords
+                .get(i * w..(i + 1) * w)
+                .ok_or_else(|| PlanError::Internal(format!("step {x} of synthetic axis {j}")))?;
             vals.extend_from_slice(row);
         }
     }
