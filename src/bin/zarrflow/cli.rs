@@ -238,7 +238,7 @@ pub struct CreateArgs {
 Options not given keep the source's layout and codecs; --shards alone keeps the source's inner
 chunk shape when it divides the new shards; --chunks alone makes an unsharded copy. Each
 destination shard (or chunk) is read from the source and written whole, --jobs at once, so
-memory stays within about 20 MB + jobs x 6 x (uncompressed shard bytes); e.g. 160-185 MB
+memory stays within about 20 MB + jobs x 6 x (uncompressed shard bytes); e.g. about 100 MB
 measured for two jobs of 16 MiB shards. A progress bar (shards, bytes, rate, ETA) is shown when standard error
 is a terminal; nothing is printed otherwise.")]
 pub struct CopyArgs {

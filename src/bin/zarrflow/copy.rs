@@ -6,8 +6,8 @@
 //! whole to the destination (no read-modify-write: a covered shard is encoded and stored in
 //! one PUT). `--jobs` units run at once. Per unit, the read result, the write's staged copy,
 //! the shard being encoded and the encoded inner chunks are alive together, so memory stays
-//! within about `20 MB + jobs × 6 × shard bytes` (measured: 88 / 160–185 / 253 MB for 1 / 2 / 4
-//! jobs of 16 MiB shards copying a 288 MiB array; 597 MB for 2 jobs of 64 MiB shards).
+//! within about `20 MB + jobs × 6 × shard bytes` (measured: 85 / 97–103 / 163 MB peak RSS for
+//! 1 / 2 / 4 jobs of 16 MiB shards copying a 288 MiB array; 348 MB for 2 jobs of 64 MiB shards).
 
 use std::future::Future;
 use std::pin::Pin;
