@@ -1,0 +1,66 @@
+//! The main job in a few lines: create a sharded array in a temporary folder, write into it,
+//! and read back a strided selection and a gather.
+//!
+//! Run with `cargo run --example quickstart`. The same steps with the command line:
+//!
+//! ```sh
+//! zarrflow create /tmp/t.zarr --shape 100,200 --dtype float32 --shards 50,100 --chunks 10,20
+//! zarrflow set /tmp/t.zarr 10:20,: --value 1.5
+//! zarrflow get /tmp/t.zarr 5:30:5,::50
+//! zarrflow get /tmp/t.zarr '[12,99,15],[3,7,150]' --vindex
+//! ```
+
+use ndarray::{Array2, ArrayD};
+use zarrflow::array::{Array, ArrayOptions};
+use zarrflow::index::Selection;
+use zarrflow::metadata::ArraySpec;
+use zarrflow::store::{Store, StoreKey, StoreOptions};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let url = dir.path().join("temperature.zarr");
+    let store = Store::open(
+        url.to_str().ok_or("non-UTF-8 temporary path")?,
+        StoreOptions::default(),
+    )?;
+
+    // 100 x 200 float32, written in shards of 50 x 100, read in inner chunks of 10 x 20.
+    let spec = ArraySpec::new(vec![100, 200], "float32")
+        .shard_shape(vec![50, 100])
+        .inner_chunk_shape(vec![10, 20])
+        .dimension_names(vec![Some("y".into()), Some("x".into())]);
+    let array = Array::create(&store, &StoreKey::root(), &spec, ArrayOptions::default()).await?;
+    println!("created {} {:?}", store.url(), array.shape());
+
+    // Write a block of values (each cell holds 1000 * y + x) and one value broadcast to rows.
+    let block = Array2::from_shape_fn((50, 60), |(y, x)| (1000 * y + x) as f32).into_dyn();
+    array
+        .view()
+        .get(&Selection::parse("0:50, 0:60")?)?
+        .write(&block.view())
+        .await?;
+    array
+        .view()
+        .get(&Selection::parse("90:, :")?)?
+        .write_scalar(-1.5f32)
+        .await?;
+
+    // A strided selection: rows 5, 10, ..., 25 and every 20th column from the end.
+    let strided: ArrayD<f32> = array
+        .view()
+        .get(&Selection::parse("5:30:5, 59::-20")?)?
+        .read()
+        .await?;
+    println!("strided [5:30:5, 59::-20] ->\n{strided}");
+
+    // A gather (vectorised indexing): the points (12, 3), (99, 7) and (49, 59).
+    let points: ArrayD<f32> = array
+        .view()
+        .vindex(&Selection::parse("[12, 99, 49], [3, 7, 59]")?)?
+        .read()
+        .await?;
+    println!("gather [[12, 99, 49], [3, 7, 59]] -> {points}");
+    assert_eq!(points.as_slice(), Some(&[12003.0f32, -1.5, 49059.0][..]));
+    Ok(())
+}

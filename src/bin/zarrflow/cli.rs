@@ -1,0 +1,262 @@
+//! The command-line interface: subcommands, options and their help texts.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const URL_HELP: &str = "A path, file://, s3://bucket/key, gs://bucket/key, az://container/key \
+or http(s)://host/key (read-only). Cloud credentials, region and endpoint come from the usual \
+AWS_* / GOOGLE_* / AZURE_* environment variables (e.g. AWS_ENDPOINT, AWS_ALLOW_HTTP=true).";
+
+const SELECTION_HELP: &str = "NumPy positional selection: comma-separated items, each an \
+integer, start:stop:step (any part optional, negative values counted from the end), ..., None, \
+a list of integers [3,1,3] (nested lists for multi-dimensional index arrays) or a list of \
+booleans (a mask). Lists need --oindex or --vindex. Empty: the whole array. A selection that \
+begins with '-' goes after '--'.";
+
+/// Inspect, read, write, create and copy Zarr v3 arrays, sharded or not, on local disks and
+/// object stores.
+#[derive(Debug, Parser)]
+#[command(name = "zarrflow", version, propagate_version = true)]
+#[command(after_help = "Examples:
+  zarrflow create data.zarr --shape 1000,1000 --dtype float32 --shards 500,500 --chunks 100,100
+  zarrflow set data.zarr 0:10,:: --value 1.5
+  zarrflow get data.zarr 0:20:5,-3:
+  zarrflow get -o out.npy -- data.zarr -4:,::-2
+  zarrflow info s3://bucket/data.zarr --json --stats
+  zarrflow copy data.zarr copy.zarr --shards 1000,1000 --chunks 50,50 --codec blosc:lz4:5
+
+An option value that begins with '-' is written --opt=VALUE (e.g. --value=-1); a SELECTION that
+begins with '-' goes after '--'.")]
+pub struct Cli {
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show a node: an array's shape, data type, chunking, codecs, fill value, names and
+    /// attributes, or a group's attributes and children.
+    Info(InfoArgs),
+    /// Show the hierarchy under a group, with each array's shape and data type.
+    Tree(TreeArgs),
+    /// Read a selection: write a NumPy .npy file or print the values.
+    Get(GetArgs),
+    /// Write values into a selection (from a .npy file or one value, broadcast).
+    Set(SetArgs),
+    /// Create an array.
+    Create(CreateArgs),
+    /// Copy an array or a whole hierarchy, re-chunking, re-sharding or re-encoding it.
+    Copy(CopyArgs),
+}
+
+/// `zarrflow info`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  zarrflow info data.zarr
+  zarrflow info data.zarr --json
+  zarrflow info s3://bucket/data.zarr --stats
+
+--json prints one JSON object with at least node_type, shape, data_type, chunk_shape (the
+outer grid's chunk shape, i.e. the shard shape when sharded), inner_chunk_shape (the sharding
+codec's chunk_shape; null when unsharded), fill_value, codecs, dimension_names and attributes.")]
+pub struct InfoArgs {
+    #[arg(help = URL_HELP)]
+    pub url: String,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Also count the stored chunks (or shards) and their bytes (lists the array's keys).
+    #[arg(long)]
+    pub stats: bool,
+}
+
+/// `zarrflow tree`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  zarrflow tree data.zarr
+  zarrflow tree s3://bucket/hierarchy.zarr")]
+pub struct TreeArgs {
+    #[arg(help = URL_HELP)]
+    pub url: String,
+}
+
+/// How lists in a selection are read.
+#[derive(Debug, Args, Clone)]
+#[group(multiple = false)]
+pub struct ModeArgs {
+    /// Outer (orthogonal) indexing: each list selects along its own dimension.
+    #[arg(long)]
+    pub oindex: bool,
+    /// Vectorised indexing (NumPy advanced indexing): lists broadcast together and select
+    /// points.
+    #[arg(long)]
+    pub vindex: bool,
+    /// A TensorStore index transform or ndsel JSON file (literal coordinates) instead of a
+    /// SELECTION.
+    #[arg(long, value_name = "FILE.json")]
+    pub transform: Option<PathBuf>,
+}
+
+/// `zarrflow get`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  zarrflow get data.zarr                          # the whole array, printed
+  zarrflow get data.zarr 10:20,::4 -o part.npy    # a strided block as .npy
+  zarrflow get data.zarr '[3,1,3],:' --oindex     # rows 3, 1, 3
+  zarrflow get data.zarr '[0,5],[2,7]' --vindex   # the points (0,2) and (5,7)
+  zarrflow get data.zarr --transform view.json
+  zarrflow get -o out.npy -- data.zarr -4:,::-2   # a selection that begins with '-'
+
+Without -o, values are printed as JSON numbers (NaN and infinities as \"NaN\", \"Infinity\",
+\"-Infinity\"; complex numbers as [re, im]); results of more than 1000 values show the first
+and last 3 along each dimension unless --full is given. The .npy file is little-endian, of the
+array's data type, in C order.")]
+#[command(allow_negative_numbers = true)]
+pub struct GetArgs {
+    #[arg(help = URL_HELP)]
+    pub url: String,
+    #[arg(help = SELECTION_HELP, default_value = "")]
+    pub selection: String,
+    #[command(flatten)]
+    pub mode: ModeArgs,
+    /// Write a NumPy .npy file ('-' for standard output) instead of printing.
+    #[arg(short, long, value_name = "OUT.npy")]
+    pub output: Option<PathBuf>,
+    /// Print every value, however many.
+    #[arg(long)]
+    pub full: bool,
+}
+
+/// `zarrflow set`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  zarrflow set data.zarr --value 0                      # the whole array
+  zarrflow set data.zarr 0:10,5 --value=-1.5
+  zarrflow set data.zarr 0:4,0:4 --from block.npy
+  zarrflow set data.zarr '[1,3],:' --oindex --from rows.npy
+  zarrflow set data.zarr --value NaN -- -1,-1           # a selection that begins with '-'
+
+--from must hold the array's data type (either byte order) and a shape that broadcasts to the
+selection's (NumPy rules). --value takes the zarr.json fill-value forms written bare: 0, -1,
+NaN, -Infinity, 0x7fc00000, [1.5,-2.5] (complex), 18446744073709551615, true.")]
+#[command(allow_negative_numbers = true)]
+pub struct SetArgs {
+    #[arg(help = URL_HELP)]
+    pub url: String,
+    #[arg(help = SELECTION_HELP, default_value = "")]
+    pub selection: String,
+    #[command(flatten)]
+    pub mode: ModeArgs,
+    /// Values from a NumPy .npy file (broadcast to the selection).
+    #[arg(
+        long,
+        value_name = "IN.npy",
+        conflicts_with = "value",
+        required_unless_present = "value"
+    )]
+    pub from: Option<PathBuf>,
+    /// One value for the whole selection (a zarr.json fill-value form).
+    #[arg(long, value_name = "X", allow_hyphen_values = true)]
+    pub value: Option<String>,
+}
+
+/// Where a sharded array's shard index lies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IndexLocation {
+    /// Before the inner chunks.
+    Start,
+    /// After the inner chunks (the default).
+    End,
+}
+
+/// Chunking and encoding options shared by `create` and `copy`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct LayoutArgs {
+    /// The chunk shape (the inner, read chunk when --shards is given), e.g. 10,20.
+    #[arg(long, value_name = "SHAPE")]
+    pub chunks: Option<String>,
+    /// The shard (write) shape; without it the array is unsharded.
+    #[arg(long, value_name = "SHAPE")]
+    pub shards: Option<String>,
+    /// Compression: zstd[:LEVEL], gzip[:LEVEL], blosc[:CNAME[:LEVEL]] or none.
+    #[arg(long, value_name = "CODEC")]
+    pub codec: Option<String>,
+    /// Where the shard index lies: start or end.
+    #[arg(long, value_enum, value_name = "start|end")]
+    pub index_location: Option<IndexLocation>,
+}
+
+/// `zarrflow create`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  zarrflow create data.zarr --shape 100,200 --dtype float32 --chunks 10,20
+  zarrflow create data.zarr --shape 1000,1000 --dtype uint16 --shards 500,500 --chunks 50,50 \\
+      --codec blosc:lz4:5 --fill-value 7 --dimension-names y,x --attributes '{\"unit\": \"m\"}'
+  zarrflow create scalar.zarr --shape '' --dtype float64 --fill-value NaN
+  zarrflow create s3://bucket/a.zarr --shape 10 --dtype int8 --fill-value=-1
+
+--chunks is the inner (read) chunk shape and --shards the shard (write) shape, as in
+zarr-python; without --shards the array is unsharded (one chunk per --chunks block, the whole
+array when --chunks is absent). --shape '' creates a 0-d array. Default codec: zstd.
+Fill values take the zarr.json forms written bare: 0, -1, NaN, -Infinity, 0x7fc00000,
+[1.5,-2.5], [\"NaN\",\"Infinity\"], 18446744073709551615, true.")]
+pub struct CreateArgs {
+    #[arg(help = URL_HELP)]
+    pub url: String,
+    /// The array shape, e.g. 100,200 ('' for a 0-d array).
+    #[arg(long, value_name = "SHAPE")]
+    pub shape: String,
+    /// The data type: bool, int8..int64, uint8..uint64, float16/32/64, complex64/128, r8, r16...
+    #[arg(long, value_name = "DTYPE")]
+    pub dtype: String,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+    /// The fill value (a zarr.json fill-value form; default 0, false or 0.0).
+    #[arg(long, value_name = "X", allow_hyphen_values = true)]
+    pub fill_value: Option<String>,
+    /// Dimension names, comma-separated (an empty name is null), or a JSON list.
+    #[arg(long, value_name = "NAMES")]
+    pub dimension_names: Option<String>,
+    /// User attributes: a JSON object.
+    #[arg(long, value_name = "JSON")]
+    pub attributes: Option<String>,
+    /// Replace an existing node at URL (deleting everything under it).
+    #[arg(long)]
+    pub overwrite: bool,
+}
+
+/// `zarrflow copy`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  zarrflow copy data.zarr copy.zarr                                # same layout
+  zarrflow copy data.zarr s3://bucket/data.zarr --shards 1000,1000 --chunks 100,100
+  zarrflow copy hierarchy.zarr out.zarr --codec zstd:5             # every array re-encoded
+
+Options not given keep the source's layout and codecs; --shards alone keeps the source's inner
+chunk shape when it divides the new shards; --chunks alone makes an unsharded copy. Each
+destination shard (or chunk) is read from the source and written whole, --jobs at once, so
+memory stays within about 20 MB + jobs x 6 x (uncompressed shard bytes); e.g. about 100 MB
+measured for two jobs of 16 MiB shards. A progress bar (shards, bytes, rate, ETA) is shown when standard error
+is a terminal; nothing is printed otherwise.")]
+pub struct CopyArgs {
+    /// The source array or group.
+    #[arg(value_name = "SRC")]
+    pub src: String,
+    /// The destination (must not exist unless --overwrite).
+    #[arg(value_name = "DST")]
+    pub dst: String,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+    /// Destination shards (or chunks) written at once (default: the number of cores).
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Replace an existing node at DST (deleting everything under it).
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Never show a progress bar.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}

@@ -1,0 +1,57 @@
+//! Opening stores and arrays, and turning a SELECTION (or a transform file) into a view.
+
+use zarrflow::array::{Array, ArrayOptions, ArrayView};
+use zarrflow::index::{Selection, SelectionItem};
+use zarrflow::store::{Store, StoreKey, StoreOptions};
+
+use crate::cli::ModeArgs;
+use crate::error::{CliError, Result};
+
+/// Opens the store rooted at a URL (a path or a URL).
+pub fn open_store(url: &str) -> Result<Store> {
+    if url.is_empty() {
+        return Err(CliError::usage("empty URL"));
+    }
+    Ok(Store::open(url, StoreOptions::default())?)
+}
+
+/// Opens the array at a URL.
+pub async fn open_array(url: &str) -> Result<Array> {
+    let store = open_store(url)?;
+    Ok(Array::open_in(&store, &StoreKey::root(), ArrayOptions::default()).await?)
+}
+
+/// The view of `array` selected by a SELECTION string, or by a transform file.
+pub fn view_of(array: &Array, selection: &str, mode: &ModeArgs) -> Result<ArrayView> {
+    let whole = array.view();
+    if let Some(path) = &mode.transform {
+        if !selection.trim().is_empty() {
+            return Err(CliError::usage(
+                "--transform replaces SELECTION; give one or the other",
+            ));
+        }
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError::new(format!("cannot read {}: {e}", path.display())))?;
+        return whole
+            .transformed_json(&text)
+            .map_err(|e| CliError::from(e).context(path.display()));
+    }
+    let sel = Selection::parse(selection)
+        .map_err(|e| CliError::usage(format!("selection `{selection}`: {e}")))?;
+    let view = if mode.oindex {
+        whole.oindex(&sel)
+    } else if mode.vindex {
+        whole.vindex(&sel)
+    } else {
+        if let Some(pos) = sel.items().iter().position(SelectionItem::is_array) {
+            return Err(CliError::usage(format!(
+                "selection `{selection}`: item {} is a list; lists need --oindex (outer: each \
+                 list selects along its own dimension) or --vindex (vectorised: lists broadcast \
+                 together and select points)",
+                pos + 1
+            )));
+        }
+        whole.get(&sel)
+    };
+    view.map_err(|e| CliError::from(e).context(format!("selection `{selection}`")))
+}

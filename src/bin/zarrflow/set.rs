@@ -1,0 +1,46 @@
+//! `zarrflow set`: write values into a selection.
+
+use crate::cli::SetArgs;
+use crate::error::{CliError, Result};
+use crate::get::element_type;
+use crate::npy::{self, NpyType};
+use crate::select::{open_array, view_of};
+use crate::values::value_bytes;
+
+/// Runs `zarrflow set`.
+pub async fn run(args: SetArgs) -> Result<()> {
+    let array = open_array(&args.url).await?;
+    let view = view_of(&array, &args.selection, &args.mode)?;
+    let (dt, size) = element_type(&array)?;
+    let target = view.shape();
+    let count: u64 = target.iter().product();
+    match (&args.from, &args.value) {
+        (Some(path), _) => {
+            let file = npy::read(path)?;
+            let want = NpyType::of(&dt, size);
+            if file.ty != want {
+                return Err(CliError::usage(format!(
+                    "{}: holds {} values, but the array's data type is {dt} ({}); convert it \
+                     first (e.g. numpy's astype)",
+                    path.display(),
+                    file.ty.descr(),
+                    want.descr()
+                )));
+            }
+            view.write_bytes(&file.data, &file.shape)
+                .await
+                .map_err(|e| CliError::from(e).context(format!("--from {}", path.display())))?;
+        }
+        (None, Some(value)) => {
+            let bytes = value_bytes(array.metadata().data_type(), &dt, value)
+                .map_err(|e| e.context("--value"))?;
+            view.write_bytes(&bytes, &[]).await?;
+        }
+        (None, None) => return Err(CliError::usage("give --from IN.npy or --value X")),
+    }
+    println!(
+        "wrote {count} values (selection shape {target:?}) to {}",
+        array.store().url()
+    );
+    Ok(())
+}

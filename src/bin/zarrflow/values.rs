@@ -1,0 +1,368 @@
+//! Values on the command line and on the screen: bare fill-value strings to bytes, and bytes
+//! to readable JSON-like text.
+
+use half::f16;
+use serde_json::Value;
+use zarrs::array::DataType;
+use zarrs::metadata::FillValueMetadata;
+
+use crate::error::{CliError, Result};
+
+/// The zarr.json fill-value JSON of a bare command-line string: numbers, `true`/`false`,
+/// `null`, lists and quoted strings are parsed as JSON; any other word (`NaN`, `-Infinity`,
+/// `0x7fc00000`) is a JSON string.
+pub fn bare_to_json(text: &str) -> Value {
+    let t = text.trim();
+    match serde_json::from_str::<Value>(t) {
+        Ok(v) => v,
+        Err(_) => Value::String(t.to_string()),
+    }
+}
+
+/// The fill-value metadata of a bare string.
+pub fn bare_to_metadata(text: &str) -> Result<FillValueMetadata> {
+    let json = bare_to_json(text);
+    serde_json::from_value(json.clone())
+        .map_err(|e| CliError::usage(format!("invalid value {json}: {e}")))
+}
+
+/// The native-endian bytes of one element given as a bare string.
+pub fn value_bytes(data_type: &DataType, name: &str, text: &str) -> Result<Vec<u8>> {
+    let meta = bare_to_metadata(text)?;
+    let fill = data_type.fill_value_v3(&meta).map_err(|_| {
+        CliError::usage(format!(
+            "`{text}` is not a valid value for data type {name} (expected {})",
+            expected_form(name)
+        ))
+    })?;
+    Ok(fill.as_ne_bytes().to_vec())
+}
+
+/// The fill-value forms a data type accepts, for error messages.
+fn expected_form(name: &str) -> String {
+    match name {
+        "bool" => "true or false".into(),
+        n if n.starts_with("int") || n.starts_with("uint") => {
+            format!("an integer in the range of {n}")
+        }
+        n if n.starts_with("float") || n == "bfloat16" => "a number, NaN, Infinity, -Infinity \
+             or a hexadecimal bit pattern such as 0x7fc00000"
+            .into(),
+        n if n.starts_with("complex") => "a pair [re, im] of numbers, NaN, Infinity, \
+             -Infinity or hexadecimal bit patterns, e.g. [1.5,-2.5] or [\"NaN\",0]"
+            .into(),
+        n if n.starts_with('r') => "a list of byte values such as [0,255]".into(),
+        _ => "a zarr.json fill-value form".into(),
+    }
+}
+
+/// How to print one element.
+#[derive(Debug, Clone, Copy)]
+pub enum Printer {
+    /// `true` / `false`.
+    Bool,
+    /// Signed integer of this many bytes.
+    Int(usize),
+    /// Unsigned integer of this many bytes.
+    UInt(usize),
+    /// IEEE float of this many bytes (2, 4 or 8).
+    Float(usize),
+    /// Complex of two floats of this many bytes each.
+    Complex(usize),
+    /// Any other type: a list of its bytes.
+    Raw(usize),
+}
+
+impl Printer {
+    /// The printer of a Zarr data type name with `size`-byte elements.
+    pub fn of(data_type: &str, size: usize) -> Printer {
+        match data_type {
+            "bool" => Printer::Bool,
+            "int8" | "int16" | "int32" | "int64" => Printer::Int(size),
+            "uint8" | "uint16" | "uint32" | "uint64" => Printer::UInt(size),
+            "float16" | "float32" | "float64" => Printer::Float(size),
+            "complex64" | "complex128" | "complex_float32" | "complex_float64" => {
+                Printer::Complex(size / 2)
+            }
+            _ => Printer::Raw(size),
+        }
+    }
+
+    /// Bytes per element.
+    pub fn size(&self) -> usize {
+        match *self {
+            Printer::Bool => 1,
+            Printer::Int(n) | Printer::UInt(n) | Printer::Float(n) | Printer::Raw(n) => n,
+            Printer::Complex(n) => 2 * n,
+        }
+    }
+
+    /// One element (native-endian bytes of exactly [`size`](Self::size)) as text.
+    pub fn format(&self, b: &[u8]) -> String {
+        match *self {
+            Printer::Bool => match b.first() {
+                Some(0) => "false".into(),
+                Some(1) => "true".into(),
+                other => format!("{other:?}"),
+            },
+            Printer::Int(n) => match n {
+                1 => (b[0] as i8).to_string(),
+                2 => i16::from_ne_bytes([b[0], b[1]]).to_string(),
+                4 => i32::from_ne_bytes([b[0], b[1], b[2], b[3]]).to_string(),
+                _ => i64::from_ne_bytes(arr8(b)).to_string(),
+            },
+            Printer::UInt(n) => match n {
+                1 => b[0].to_string(),
+                2 => u16::from_ne_bytes([b[0], b[1]]).to_string(),
+                4 => u32::from_ne_bytes([b[0], b[1], b[2], b[3]]).to_string(),
+                _ => u64::from_ne_bytes(arr8(b)).to_string(),
+            },
+            Printer::Float(n) => format_float(b, n),
+            Printer::Complex(n) => {
+                format!(
+                    "[{}, {}]",
+                    format_float(&b[..n], n),
+                    format_float(&b[n..], n)
+                )
+            }
+            Printer::Raw(_) => format!(
+                "[{}]",
+                b.iter().map(u8::to_string).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
+}
+
+fn arr8(b: &[u8]) -> [u8; 8] {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[..8]);
+    a
+}
+
+fn non_finite(nan: bool, negative: bool) -> String {
+    match (nan, negative) {
+        (true, _) => "\"NaN\"".into(),
+        (false, false) => "\"Infinity\"".into(),
+        (false, true) => "\"-Infinity\"".into(),
+    }
+}
+
+/// A float as a JSON number (shortest round-trip form); NaN and infinities as the zarr.json
+/// strings.
+fn format_float(b: &[u8], n: usize) -> String {
+    match n {
+        2 => {
+            let v = f16::from_ne_bytes([b[0], b[1]]).to_f32();
+            json_f32(v)
+        }
+        4 => json_f32(f32::from_ne_bytes([b[0], b[1], b[2], b[3]])),
+        _ => {
+            let v = f64::from_ne_bytes(arr8(b));
+            if v.is_finite() {
+                serde_json::to_string(&v).unwrap_or_else(|_| v.to_string())
+            } else {
+                non_finite(v.is_nan(), v < 0.0)
+            }
+        }
+    }
+}
+
+fn json_f32(v: f32) -> String {
+    if v.is_finite() {
+        serde_json::to_string(&v).unwrap_or_else(|_| v.to_string())
+    } else {
+        non_finite(v.is_nan(), v < 0.0)
+    }
+}
+
+/// Results with more elements than this are summarised.
+pub const SUMMARY_THRESHOLD: u64 = 1000;
+/// Elements kept at each end of a summarised dimension.
+pub const EDGE_ITEMS: u64 = 3;
+
+/// Prints C-order elements of `shape` as nested JSON lists, one innermost list per line.
+///
+/// `summarised[d]` marks dimensions of which only the first and last [`EDGE_ITEMS`] are
+/// present in `data` (and `shape[d]` is then `2 * EDGE_ITEMS`): a `...` goes between them.
+pub fn format_nested(
+    printer: Printer,
+    shape: &[usize],
+    summarised: &[bool],
+    data: &[u8],
+) -> String {
+    let mut out = String::new();
+    if shape.is_empty() {
+        out.push_str(&printer.format(&data[..printer.size()]));
+        return out;
+    }
+    let mut offset = 0;
+    nested(printer, shape, summarised, data, &mut offset, 0, &mut out);
+    out
+}
+
+fn nested(
+    p: Printer,
+    shape: &[usize],
+    summarised: &[bool],
+    data: &[u8],
+    offset: &mut usize,
+    depth: usize,
+    out: &mut String,
+) {
+    out.push('[');
+    let n = shape[depth];
+    let half = if summarised[depth] {
+        Some(EDGE_ITEMS as usize)
+    } else {
+        None
+    };
+    for i in 0..n {
+        if i > 0 {
+            out.push(',');
+            if depth + 1 == shape.len() {
+                out.push(' ');
+            } else {
+                // a blank line between blocks of rank 3 and more, as NumPy
+                out.push('\n');
+                for _ in 0..shape.len() - depth - 2 {
+                    out.push('\n');
+                }
+                out.push_str(&" ".repeat(depth + 1));
+            }
+        }
+        if half == Some(i) {
+            out.push_str("...");
+            if depth + 1 == shape.len() {
+                out.push_str(", ");
+            } else {
+                out.push_str(",\n");
+                out.push_str(&" ".repeat(depth + 1));
+            }
+        }
+        if depth + 1 == shape.len() {
+            let size = p.size();
+            out.push_str(&p.format(&data[*offset..*offset + size]));
+            *offset += size;
+        } else {
+            nested(p, shape, summarised, data, offset, depth + 1, out);
+        }
+    }
+    out.push(']');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_strings_become_fill_value_json() {
+        assert_eq!(bare_to_json("0"), serde_json::json!(0));
+        assert_eq!(bare_to_json("-1"), serde_json::json!(-1));
+        assert_eq!(bare_to_json("NaN"), serde_json::json!("NaN"));
+        assert_eq!(bare_to_json("-Infinity"), serde_json::json!("-Infinity"));
+        assert_eq!(bare_to_json("0x7fc00000"), serde_json::json!("0x7fc00000"));
+        assert_eq!(bare_to_json("[1.5,-2.5]"), serde_json::json!([1.5, -2.5]));
+        assert_eq!(
+            bare_to_json(r#"["NaN","Infinity"]"#),
+            serde_json::json!(["NaN", "Infinity"])
+        );
+        assert_eq!(
+            bare_to_json("18446744073709551615"),
+            serde_json::json!(u64::MAX)
+        );
+        assert_eq!(bare_to_json("true"), serde_json::json!(true));
+    }
+
+    fn dt(name: &str) -> DataType {
+        let m = zarrs::metadata::v3::MetadataV3::new(name);
+        DataType::from_metadata(&m).unwrap()
+    }
+
+    #[test]
+    fn values_to_bytes() {
+        assert_eq!(
+            value_bytes(&dt("float32"), "float32", "1.5").unwrap(),
+            1.5f32.to_ne_bytes()
+        );
+        assert_eq!(
+            value_bytes(&dt("float32"), "float32", "0x7fc00001").unwrap(),
+            0x7fc00001u32.to_ne_bytes()
+        );
+        assert!(
+            f64::from_ne_bytes(arr8(
+                &value_bytes(&dt("float64"), "float64", "NaN").unwrap()
+            ))
+            .is_nan()
+        );
+        assert_eq!(
+            value_bytes(&dt("float64"), "float64", "-Infinity").unwrap(),
+            f64::NEG_INFINITY.to_ne_bytes()
+        );
+        assert_eq!(
+            value_bytes(&dt("uint64"), "uint64", "18446744073709551615").unwrap(),
+            u64::MAX.to_ne_bytes()
+        );
+        assert_eq!(value_bytes(&dt("int8"), "int8", "-1").unwrap(), [0xff]);
+        assert_eq!(value_bytes(&dt("bool"), "bool", "true").unwrap(), [1]);
+        let c = value_bytes(&dt("complex64"), "complex64", "[1.5,-2.5]").unwrap();
+        assert_eq!(&c[..4], 1.5f32.to_ne_bytes());
+        assert_eq!(&c[4..], (-2.5f32).to_ne_bytes());
+        let c = value_bytes(&dt("complex128"), "complex128", r#"["NaN","Infinity"]"#).unwrap();
+        assert_eq!(&c[8..], f64::INFINITY.to_ne_bytes());
+        for (t, v) in [
+            ("int8", "300"),
+            ("uint8", "-1"),
+            ("bool", "2"),
+            ("float32", "abc"),
+        ] {
+            let e = value_bytes(&dt(t), t, v).unwrap_err().to_string();
+            assert!(e.contains(t), "{e}");
+        }
+    }
+
+    #[test]
+    fn printing() {
+        let p = Printer::of("float32", 4);
+        let data: Vec<u8> = [0.1f32, f32::NAN, f32::NEG_INFINITY, 1e30]
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect();
+        assert_eq!(
+            format_nested(p, &[2, 2], &[false, false], &data),
+            "[[0.1, \"NaN\"],\n [\"-Infinity\", 1e+30]]"
+        );
+        assert_eq!(format_nested(p, &[], &[], &data[..4]), "0.1");
+        let b = Printer::of("bool", 1);
+        assert_eq!(
+            format_nested(b, &[3], &[false], &[1, 0, 1]),
+            "[true, false, true]"
+        );
+        let c = Printer::of("complex128", 16);
+        let data: Vec<u8> = [1.0f64, -2.5]
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect();
+        assert_eq!(format_nested(c, &[1], &[false], &data), "[[1.0, -2.5]]");
+        let h = Printer::of("float16", 2);
+        assert_eq!(h.format(&f16::from_f32(0.5).to_ne_bytes()), "0.5");
+        let u = Printer::of("uint64", 8);
+        assert_eq!(u.format(&u64::MAX.to_ne_bytes()), "18446744073709551615");
+        let r = Printer::of("r16", 2);
+        assert_eq!(r.format(&[1, 255]), "[1, 255]");
+    }
+
+    #[test]
+    fn summaries_mark_the_gap() {
+        let p = Printer::of("uint8", 1);
+        let data: Vec<u8> = (0..6).collect();
+        assert_eq!(
+            format_nested(p, &[6], &[true], &data),
+            "[0, 1, 2, ..., 3, 4, 5]"
+        );
+        let data: Vec<u8> = (0..12).collect();
+        assert_eq!(
+            format_nested(p, &[6, 2], &[true, false], &data),
+            "[[0, 1],\n [2, 3],\n [4, 5],\n ...,\n [6, 7],\n [8, 9],\n [10, 11]]"
+        );
+    }
+}

@@ -1,0 +1,159 @@
+//! Helpers of the CLI tests: run the built `zarrflow` binary and check its outputs.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The built binary.
+pub const BIN: &str = env!("CARGO_BIN_EXE_zarrflow");
+
+/// The `test-data` directory.
+pub fn test_data() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("test-data")
+}
+
+/// A fixture path under `test-data/`.
+pub fn fixture(rel: &str) -> String {
+    test_data().join(rel).to_string_lossy().into_owned()
+}
+
+/// Runs the binary with `args`.
+pub fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("the zarrflow binary runs")
+}
+
+/// Runs and expects success; returns standard output.
+pub fn ok<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
+    let out = run(args);
+    let shown: Vec<String> = args
+        .iter()
+        .map(|a| a.as_ref().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        out.status.success(),
+        "zarrflow {shown:?} failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+/// Runs and expects a failure with a one-line message on standard error; returns it.
+pub fn fails<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
+    let out = run(args);
+    let shown: Vec<String> = args
+        .iter()
+        .map(|a| a.as_ref().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !out.status.success(),
+        "zarrflow {shown:?} succeeded unexpectedly: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "zarrflow {shown:?}: not a one-line error: {err:?}"
+    );
+    assert!(err.starts_with("zarrflow: error: "), "{err:?}");
+    assert!(!err.contains("panicked"), "{err:?}");
+    err.trim_end().to_string()
+}
+
+/// A parsed `.npy` file: (descr, shape, data).
+pub fn read_npy(path: &Path) -> (String, Vec<u64>, Vec<u8>) {
+    let b = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(&b[..6], b"\x93NUMPY");
+    let (hlen, start) = if b[6] == 1 {
+        (u16::from_le_bytes([b[8], b[9]]) as usize, 10)
+    } else {
+        (u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize, 12)
+    };
+    let header = std::str::from_utf8(&b[start..start + hlen]).unwrap();
+    let descr = header
+        .split("'descr': '")
+        .nth(1)
+        .unwrap()
+        .split('\'')
+        .next()
+        .unwrap()
+        .to_string();
+    let shape_s = header
+        .split("'shape': (")
+        .nth(1)
+        .unwrap()
+        .split(')')
+        .next()
+        .unwrap();
+    let shape = shape_s
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    (descr, shape, b[start + hlen..].to_vec())
+}
+
+/// Writes a little-endian C-order `.npy` file.
+pub fn write_npy(path: &Path, descr: &str, shape: &[u64], data: &[u8]) {
+    let shape_s = match shape {
+        [] => "()".to_string(),
+        [n] => format!("({n},)"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape_s}, }}")
+        .into_bytes();
+    while !(10 + dict.len() + 1).is_multiple_of(64) {
+        dict.push(b' ');
+    }
+    dict.push(b'\n');
+    let mut file = b"\x93NUMPY\x01\x00".to_vec();
+    file.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    file.extend_from_slice(&dict);
+    file.extend_from_slice(data);
+    std::fs::write(path, file).unwrap();
+}
+
+/// The manifest.
+pub fn manifest() -> serde_json::Value {
+    let text = std::fs::read(test_data().join("manifest.json")).expect("manifest.json");
+    serde_json::from_slice(&text).expect("manifest.json is JSON")
+}
+
+/// Runs `jobs` closures on a few threads; returns the failures.
+pub fn parallel<T: Send + Sync>(
+    items: &[T],
+    f: impl Fn(&T) -> Option<String> + Sync,
+) -> Vec<String> {
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, 8);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    if let Some(msg) = f(item) {
+                        failures.lock().unwrap().push(msg);
+                    }
+                }
+            });
+        }
+    });
+    failures.into_inner().unwrap()
+}
