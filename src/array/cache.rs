@@ -5,11 +5,17 @@ use std::sync::Arc;
 use moka::sync::Cache;
 
 use crate::codec::ShardIndex;
+use crate::store::ObjectVersion;
+
+/// A decoded index and the version of the shard it was read from.
+pub(crate) type Cached = (Arc<ShardIndex>, ObjectVersion);
 
 /// Decoded shard indexes by shard key, bounded by their size in bytes (16 bytes an entry).
+/// Each index keeps the version of its shard: inner chunks located with it are read
+/// conditionally on that version, so a stale entry is detected, never used for data.
 #[derive(Clone)]
 pub(crate) struct IndexCache {
-    cache: Cache<String, Arc<ShardIndex>>,
+    cache: Cache<String, Cached>,
 }
 
 impl std::fmt::Debug for IndexCache {
@@ -27,7 +33,7 @@ impl IndexCache {
         IndexCache {
             cache: Cache::builder()
                 .max_capacity(max_bytes)
-                .weigher(|k: &String, v: &Arc<ShardIndex>| {
+                .weigher(|k: &String, (v, _): &Cached| {
                     let bytes = (v.entries().len() * 8 + k.len()) as u64;
                     u32::try_from(bytes).unwrap_or(u32::MAX)
                 })
@@ -35,15 +41,47 @@ impl IndexCache {
         }
     }
 
-    pub(crate) fn get(&self, key: &str) -> Option<Arc<ShardIndex>> {
+    pub(crate) fn get(&self, key: &str) -> Option<Cached> {
         self.cache.get(key)
     }
 
-    pub(crate) fn insert(&self, key: &str, index: Arc<ShardIndex>) {
-        self.cache.insert(key.to_string(), index);
+    pub(crate) fn insert(&self, key: &str, index: Arc<ShardIndex>, version: ObjectVersion) {
+        self.cache.insert(key.to_string(), (index, version));
     }
 
     pub(crate) fn invalidate(&self, key: &str) {
         self.cache.invalidate(key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_stays_within_its_byte_budget() {
+        let budget = 64 << 10;
+        let cache = IndexCache::new(budget);
+        // 1000 indexes of 4×4 inner chunks: 32 entries × 8 bytes + key each, ~290 KB total
+        for i in 0..1000 {
+            let index = ShardIndex::new_empty(&[4, 4]);
+            cache.insert(
+                &format!("c/{i}/0"),
+                Arc::new(index),
+                ObjectVersion::default(),
+            );
+        }
+        cache.cache.run_pending_tasks();
+        assert!(
+            cache.cache.weighted_size() <= budget,
+            "{} > {budget}",
+            cache.cache.weighted_size()
+        );
+        assert!(cache.cache.entry_count() > 0);
+        // an index larger than the budget is not kept
+        let big = ShardIndex::new_empty(&[128, 128]);
+        cache.insert("big", Arc::new(big), ObjectVersion::default());
+        cache.cache.run_pending_tasks();
+        assert!(cache.cache.weighted_size() <= budget);
     }
 }

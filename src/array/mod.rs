@@ -49,6 +49,9 @@ pub struct ArrayOptions {
     pub index_cache_bytes: u64,
     /// Store chunks (and inner chunks) equal to the fill value instead of eliding them.
     pub store_empty_chunks: bool,
+    /// Verify checksums (`crc32c` of chunks, inner chunks and shard indexes) when decoding.
+    /// On by default; only [`ArrayOptions::with_verify_checksums`] turns it off.
+    pub verify_checksums: bool,
 }
 
 impl Default for ArrayOptions {
@@ -58,6 +61,7 @@ impl Default for ArrayOptions {
             decode_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
             index_cache_bytes: 64 << 20,
             store_empty_chunks: false,
+            verify_checksums: true,
         }
     }
 }
@@ -79,6 +83,13 @@ impl ArrayOptions {
     /// left with no inner chunk is deleted).
     pub fn with_store_empty_chunks(mut self, on: bool) -> Self {
         self.store_empty_chunks = on;
+        self
+    }
+
+    /// Turns checksum verification on decode on or off (on by default). With it off, a
+    /// corrupt index or chunk whose checksum no longer matches is decoded as stored.
+    pub fn with_verify_checksums(mut self, on: bool) -> Self {
+        self.verify_checksums = on;
         self
     }
 
@@ -175,6 +186,7 @@ impl Array {
 
     /// Wraps an opened node.
     pub fn from_node(node: ArrayNode, options: ArrayOptions) -> Result<Array> {
+        let node = node.with_verify_checksums(options.verify_checksums);
         let meta = node.metadata();
         let elem = meta.data_type().fixed_size().ok_or_else(|| {
             ArrayError::Unsupported(format!(

@@ -18,10 +18,10 @@ use futures::StreamExt;
 use tokio::sync::Semaphore;
 
 use crate::codec::{ShardIndex, ShardIndexCodec};
-use crate::hierarchy::read_shard_index;
+use crate::hierarchy::read_shard_index_versioned;
 use crate::index::IndexTransform;
 use crate::plan::{ChunkOp, ShardWork, plan_chunks, plan_sharded};
-use crate::store::StoreKey;
+use crate::store::{StoreError, StoreKey};
 
 use super::error::{ArrayError, Result};
 use super::scatter::Kernel;
@@ -309,6 +309,9 @@ async fn read_chunk(shared: &Arc<Shared>, op: ChunkOp, decode: Arc<Semaphore>) -
     .await
 }
 
+/// How many times a partial shard read starts again after the shard changed under it.
+const MAX_READ_ATTEMPTS: usize = 8;
+
 /// Number of inner chunks holding data of a shard whose valid region is `data_shape`.
 fn inner_chunks_in(data_shape: &[u64], inner: &[u64]) -> u64 {
     data_shape
@@ -351,14 +354,16 @@ async fn read_shard(
     let needed_all = inner_ops.len() as u64
         == inner_chunks_in(&work.shard.data_shape, &layout.inner_chunk_shape);
     if needed_all {
-        let Some(bytes) = store.get_opt(&key).await? else {
-            return fill_part(&work.shard);
+        let (bytes, version) = match store.get_with_version(&key).await {
+            Ok(read) => read,
+            Err(e) if e.is_not_found() => return fill_part(&work.shard),
+            Err(e) => return Err(e.into()),
         };
         let shared = shared.clone();
         return on_decode_pool(decode, move || {
             let index = codec.decode_from_shard(&bytes, key.as_str())?;
             if let Some(cache) = &shared.index_cache {
-                cache.insert(key.as_str(), Arc::new(index.clone()));
+                cache.insert(key.as_str(), Arc::new(index.clone()), version);
             }
             decode_inner(&shared, &codec, &index, &key, inner_ops, |r| {
                 bytes.slice(r.start as usize..r.end as usize)
@@ -366,31 +371,51 @@ async fn read_shard(
         })
         .await;
     }
-    let index = match shared
-        .index_cache
-        .as_ref()
-        .and_then(|c| c.get(key.as_str()))
-    {
-        Some(index) => index,
-        None => match read_shard_index(store, &key, &codec).await? {
-            None => return fill_part(&work.shard),
-            Some(index) => {
-                let index = Arc::new(index);
-                if let Some(cache) = &shared.index_cache {
-                    cache.insert(key.as_str(), index.clone());
-                }
-                index
-            }
-        },
-    };
+    // The index and the inner chunks it locates must come from one version of the shard:
+    // ranges are read conditionally on the version the index came from (ETag), and a shard
+    // replaced in between (`Precondition`, or gone) is read again from its index.
     let cps = codec.chunks_per_shard().to_vec();
-    let mut ranges = Vec::new();
-    for op in &inner_ops {
-        if let Some(r) = index.get(inner_chunk_index(&op.chunk_coords, &cps)?) {
-            ranges.push(r);
+    let mut attempt = 0;
+    let (index, ranges, fetched) = loop {
+        attempt += 1;
+        let cached = shared
+            .index_cache
+            .as_ref()
+            .and_then(|c| c.get(key.as_str()));
+        let (index, version) = match cached {
+            Some(hit) => hit,
+            None => match read_shard_index_versioned(store, &key, &codec).await? {
+                None => return fill_part(&work.shard),
+                Some((index, version)) => {
+                    let index = Arc::new(index);
+                    if let Some(cache) = &shared.index_cache {
+                        cache.insert(key.as_str(), index.clone(), version.clone());
+                    }
+                    (index, version)
+                }
+            },
+        };
+        let mut ranges = Vec::new();
+        for op in &inner_ops {
+            if let Some(r) = index.get(inner_chunk_index(&op.chunk_coords, &cps)?) {
+                ranges.push(r);
+            }
         }
-    }
-    let fetched = store.get_ranges(&key, &ranges).await?;
+        match store
+            .get_ranges_of_version(&key, &ranges, Some(&version))
+            .await
+        {
+            Ok(fetched) => break (index, ranges, fetched),
+            Err(StoreError::Precondition { .. } | StoreError::NotFound { .. })
+                if attempt < MAX_READ_ATTEMPTS =>
+            {
+                if let Some(cache) = &shared.index_cache {
+                    cache.invalidate(key.as_str());
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+    };
     let mut by_start: Vec<(u64, Bytes)> = ranges.iter().map(|r| r.start).zip(fetched).collect();
     by_start.sort_by_key(|(s, _)| *s);
     let shared = shared.clone();

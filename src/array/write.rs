@@ -213,7 +213,7 @@ async fn write_target(
 ) -> Result<()> {
     let key = shared.chunk_key(&target.coords)?;
     let _guard = shared.lock_for(key.as_str()).lock().await;
-    for _ in 0..MAX_ATTEMPTS {
+    for attempt in 0..MAX_ATTEMPTS {
         let outcome = match &shared.shards {
             Some(layout) if layout.partial_reads => {
                 write_shard(shared, layout, writes, &target, &key).await
@@ -226,13 +226,30 @@ async fn write_target(
         match outcome {
             Err(ArrayError::Store(
                 StoreError::Precondition { .. } | StoreError::AlreadyExists { .. },
-            )) => continue,
+            )) => backoff(key.as_str(), attempt).await,
             other => return other,
         }
     }
     Err(ArrayError::Store(StoreError::Precondition {
         url: shared.node.store().url_of(&key),
     }))
+}
+
+/// Waits before retrying a conditional write that lost a race: a random delay below
+/// 2^attempt ms (capped at 64 ms), so that competing writers stop colliding.
+async fn backoff(key: &str, attempt: usize) {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut h);
+    attempt.hash(&mut h);
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0)
+        .hash(&mut h);
+    std::thread::current().id().hash(&mut h);
+    let cap_us = 1000u64 << attempt.min(6);
+    tokio::time::sleep(std::time::Duration::from_micros(h.finish() % cap_us)).await;
 }
 
 /// Reads an object with its version; `None` when it does not exist.

@@ -40,12 +40,54 @@ pub(crate) fn codec_err(
     }
 }
 
+/// Checks, before decoding, that a `zstd` frame does not declare more decoded bytes than
+/// the codec's decoded representation allows. zstd frames carry their content size (up to
+/// 2^64 − 1) and zarrs allocates a buffer of that size before decompressing, so a hostile
+/// frame would otherwise abort the process on a failed allocation.
+///
+/// `b2b` are the bytes→bytes codecs with the decoded representation of each (the input to
+/// the codec when encoding). The walk goes from the outermost codec inwards through codecs
+/// whose framing is known (`crc32c` appends 4 bytes) and stops at the first other one.
+fn check_declared_sizes(
+    b2b: &[(&'static str, BytesRepresentation)],
+    encoded: &[u8],
+    key: &str,
+) -> Result<(), CodecError> {
+    let mut view = encoded;
+    for (name, decoded) in b2b.iter().rev() {
+        match *name {
+            "crc32c" => view = &view[..view.len().saturating_sub(4)],
+            "zstd" => {
+                let limit = match decoded {
+                    BytesRepresentation::FixedSize(n) | BytesRepresentation::BoundedSize(n) => *n,
+                    BytesRepresentation::UnboundedSize => return Ok(()),
+                };
+                // frames whose size cannot be bounded decode by streaming in zarrs
+                if let Some(bound) = zstd::bulk::Decompressor::upper_bound(view)
+                    && bound as u64 > limit
+                {
+                    return Err(CodecError::WrongSize {
+                        key: format!("{key} (zstd frame content size)"),
+                        expected: limit,
+                        got: bound as u64,
+                    });
+                }
+                return Ok(());
+            }
+            _ => return Ok(()),
+        }
+    }
+    Ok(())
+}
+
 /// The codec pipeline of a chunk (or of an inner chunk of a shard).
 #[derive(Debug, Clone)]
 pub struct CodecPipeline {
     metadata: Vec<MetadataV3>,
     chain: Arc<CodecChain>,
     sharding: Option<Box<Sharding>>,
+    /// Verify checksums (`crc32c`, ...) when decoding; on unless turned off explicitly.
+    verify_checksums: bool,
 }
 
 /// Name of the sharding codec.
@@ -91,7 +133,48 @@ impl CodecPipeline {
             metadata: codecs.to_vec(),
             chain: Arc::new(chain),
             sharding,
+            verify_checksums: true,
         })
+    }
+
+    /// Turns checksum verification on decode (`crc32c` and other checksum codecs, in
+    /// chunks, inner chunks and shard indexes, recursively) on or off. On by default; a
+    /// mismatch is then an error ([`CodecError::ShardIndexChecksum`] for a shard index,
+    /// [`CodecError::Codec`] for a chunk).
+    pub fn with_verify_checksums(mut self, on: bool) -> Self {
+        self.verify_checksums = on;
+        if let Some(sh) = self.sharding.take() {
+            self.sharding = Some(Box::new(sh.with_verify_checksums(on)));
+        }
+        self
+    }
+
+    /// Whether checksums are verified on decode.
+    pub fn verify_checksums(&self) -> bool {
+        self.verify_checksums
+    }
+
+    /// What the bytes→bytes codecs are, in order (as far as size checks care).
+    fn bytes_to_bytes_names(&self) -> Vec<&'static str> {
+        use zarrs::array::codec::bytes_to_bytes::{crc32c::Crc32cCodec, zstd::ZstdCodec};
+        self.chain
+            .bytes_to_bytes_codecs()
+            .iter()
+            .map(|c| {
+                let any = c.as_any();
+                if any.is::<ZstdCodec>() {
+                    "zstd"
+                } else if any.is::<Crc32cCodec>() {
+                    "crc32c"
+                } else {
+                    "other"
+                }
+            })
+            .collect()
+    }
+
+    fn decode_options(&self) -> CodecOptions {
+        CodecOptions::default().with_validate_checksums(self.verify_checksums)
     }
 
     /// The codec metadata as given.
@@ -251,13 +334,35 @@ impl CodecPipeline {
         fill_value: &FillValue,
         key: &str,
     ) -> Result<Vec<u8>, CodecError> {
-        let opts = CodecOptions::default();
+        let opts = self.decode_options();
         let shape_nz = nz_shape(shape).ok_or_else(|| CodecError::WrongSize {
             key: key.to_string(),
             expected: 0,
             got: 0,
         })?;
         let Some(sh) = self.sharding() else {
+            // bound declared sizes of zstd frames by the chunk's representations first
+            let names = self.bytes_to_bytes_names();
+            if names.contains(&"zstd") {
+                let mut reps = Vec::new();
+                let (mut s, mut dt, mut fv) =
+                    (shape_nz.clone(), data_type.clone(), fill_value.clone());
+                for c in self.chain.array_to_array_codecs() {
+                    (s, dt, fv) = c
+                        .encoded_representation(&s, &dt, &fv)
+                        .map_err(|e| codec_err("decode", key, e))?;
+                }
+                let mut rep = self
+                    .chain
+                    .array_to_bytes_codec()
+                    .encoded_representation(&s, &dt, &fv)
+                    .map_err(|e| codec_err("decode", key, e))?;
+                for (c, name) in self.chain.bytes_to_bytes_codecs().iter().zip(&names) {
+                    reps.push((*name, rep));
+                    rep = c.encoded_representation(&rep);
+                }
+                check_declared_sizes(&reps, encoded, key)?;
+            }
             let dec = self
                 .chain
                 .decode(
@@ -291,6 +396,13 @@ impl CodecPipeline {
                 .unwrap_or(BytesRepresentation::UnboundedSize);
             byte_reps.push(c.encoded_representation(&last));
         }
+        let names = self.bytes_to_bytes_names();
+        let b2b_reps: Vec<(&'static str, BytesRepresentation)> = names
+            .iter()
+            .copied()
+            .zip(byte_reps.iter().copied())
+            .collect();
+        check_declared_sizes(&b2b_reps, encoded, key)?;
         let mut raw: Cow<'_, [u8]> = Cow::Borrowed(encoded);
         for (i, c) in self.chain.bytes_to_bytes_codecs().iter().enumerate().rev() {
             raw = Cow::Owned(

@@ -219,6 +219,7 @@ pub struct ShardIndexCodec {
     chain: CodecChain,
     encoded_size: u64,
     location: IndexLocation,
+    verify_checksums: bool,
 }
 
 fn index_dt() -> (DataType, FillValue) {
@@ -267,7 +268,14 @@ impl ShardIndexCodec {
             chain,
             encoded_size,
             location,
+            verify_checksums: true,
         })
+    }
+
+    /// Turns verification of the index checksum on decode on or off (on by default).
+    pub fn with_verify_checksums(mut self, on: bool) -> Self {
+        self.verify_checksums = on;
+        self
     }
 
     /// Encoded index size in bytes (e.g. 68 for 2×2 with `bytes` + `crc32c`).
@@ -348,7 +356,7 @@ impl ShardIndexCodec {
                 &self.index_shape(),
                 &dt,
                 &fv,
-                &CodecOptions::default(),
+                &CodecOptions::default().with_validate_checksums(self.verify_checksums),
             )
             .map_err(|e| match e {
                 zarrs::array::CodecError::InvalidChecksum => CodecError::ShardIndexChecksum {
@@ -450,6 +458,13 @@ impl Sharding {
         })
     }
 
+    /// Turns checksum verification on decode on or off for the index and the inner chunks
+    /// (recursively); on by default.
+    pub fn with_verify_checksums(mut self, on: bool) -> Self {
+        self.inner = self.inner.with_verify_checksums(on);
+        self
+    }
+
     /// The configuration.
     pub fn config(&self) -> &ShardingConfig {
         &self.config
@@ -488,12 +503,13 @@ impl Sharding {
     /// The index codec for a shard of `shard_shape`.
     pub fn index_codec(&self, shard_shape: &[u64]) -> Result<ShardIndexCodec, CodecError> {
         let cps = self.chunks_per_shard(shard_shape)?;
-        ShardIndexCodec::new(
+        Ok(ShardIndexCodec::new(
             &self.config.index_codecs,
             &cps,
             self.config.index_location,
             &self.field,
-        )
+        )?
+        .with_verify_checksums(self.inner.verify_checksums()))
     }
 
     /// Encode a whole shard (decoded C-order native-endian bytes of `shard_shape`).

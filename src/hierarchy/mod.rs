@@ -366,6 +366,11 @@ impl ArrayNode {
     pub fn metadata(&self) -> &ArrayMetadata {
         &self.meta
     }
+    /// The same node with checksum verification on decode turned on or off.
+    pub fn with_verify_checksums(mut self, on: bool) -> Self {
+        self.meta = self.meta.with_verify_checksums(on);
+        self
+    }
     /// User attributes.
     pub fn attributes(&self) -> &Map<String, Value> {
         self.meta.attributes()
@@ -401,6 +406,18 @@ pub async fn read_shard_index(
     key: &StoreKey,
     codec: &ShardIndexCodec,
 ) -> Result<Option<ShardIndex>, HierarchyError> {
+    Ok(read_shard_index_versioned(store, key, codec)
+        .await?
+        .map(|(index, _)| index))
+}
+
+/// [`read_shard_index`] with the version of the shard the index was read from, so that
+/// inner chunks can be read from the same version ([`Store::get_ranges_of_version`]).
+pub async fn read_shard_index_versioned(
+    store: &Store,
+    key: &StoreKey,
+    codec: &ShardIndexCodec,
+) -> Result<Option<(ShardIndex, ObjectVersion)>, HierarchyError> {
     let n = codec.encoded_size();
     let read = match codec.location() {
         IndexLocation::End => store.get_suffix(key, n).await,
@@ -412,6 +429,7 @@ pub async fn read_shard_index(
                 StoreError::ShortRead { got, .. } => Ok(crate::store::RangeRead {
                     bytes: Bytes::new(),
                     object_size: got,
+                    version: Default::default(),
                 }),
                 e => Err(e),
             }),
@@ -421,9 +439,6 @@ pub async fn read_shard_index(
         Err(StoreError::NotFound { .. }) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    Ok(Some(codec.decode(
-        &read.bytes,
-        read.object_size,
-        key.as_str(),
-    )?))
+    let index = codec.decode(&read.bytes, read.object_size, key.as_str())?;
+    Ok(Some((index, read.version)))
 }

@@ -420,6 +420,13 @@ impl ArrayMetadata {
     pub fn extra_fields(&self) -> &Map<String, Value> {
         &self.extra
     }
+    /// The same metadata with checksum verification on decode turned on or off (a runtime
+    /// setting of the codec pipeline; nothing changes in the stored document).
+    pub fn with_verify_checksums(mut self, on: bool) -> Self {
+        self.codecs = self.codecs.with_verify_checksums(on);
+        self
+    }
+
     /// The key of chunk `coords` relative to the array prefix.
     pub fn chunk_key(&self, coords: &[u64]) -> String {
         self.key_encoding.encode(coords)

@@ -15,6 +15,7 @@ pub mod wrappers;
 pub use error::StoreError;
 pub use key::StoreKey;
 pub use merge::{CoalesceOptions, MergePlan, plan_merges};
+pub use object_store::{BackoffConfig, RetryConfig};
 
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
@@ -45,6 +46,11 @@ pub struct StoreOptions {
     /// `aws_region`, `google_service_account`, `azure_storage_account_name`). These override
     /// the `AWS_*` / `GOOGLE_*` / `AZURE_*` environment variables.
     pub backend: HashMap<String, String>,
+    /// Retry policy of remote backends (S3, GCS, Azure, HTTP): how many times and for how
+    /// long `object_store` retries a failed request (timeouts, connection errors, 5xx, 429),
+    /// with which backoff. `None` keeps `object_store`'s default (10 retries, 3 minutes,
+    /// exponential backoff from 100 ms). Local and memory stores never retry.
+    pub retry: Option<RetryConfig>,
 }
 
 impl Default for StoreOptions {
@@ -55,6 +61,7 @@ impl Default for StoreOptions {
             suffix_requests: true,
             read_only: false,
             backend: HashMap::new(),
+            retry: None,
         }
     }
 }
@@ -82,6 +89,20 @@ impl StoreOptions {
     pub fn with_read_only(mut self, on: bool) -> Self {
         self.read_only = on;
         self
+    }
+    /// Set the retry policy of remote backends (see [`StoreOptions::retry`]).
+    pub fn with_retry(mut self, retry: RetryConfig) -> Self {
+        self.retry = Some(retry);
+        self
+    }
+    /// Set the retry policy from its main numbers: at most `max_retries` retries, none
+    /// after `timeout` from the first attempt (object_store's default backoff).
+    pub fn with_retries(self, max_retries: usize, timeout: std::time::Duration) -> Self {
+        self.with_retry(RetryConfig {
+            max_retries,
+            retry_timeout: timeout,
+            backoff: BackoffConfig::default(),
+        })
     }
     /// Add a backend option such as `("aws_endpoint", "http://127.0.0.1:9000")`.
     pub fn with_backend_option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
@@ -122,6 +143,9 @@ pub struct RangeRead {
     pub bytes: Bytes,
     /// Size of the whole object.
     pub object_size: u64,
+    /// Version of the object the bytes come from (pass it to
+    /// [`Store::get_ranges_of_version`] to read more of the same version).
+    pub version: ObjectVersion,
 }
 
 /// The content of one directory level.
@@ -143,6 +167,44 @@ pub struct Store {
     url: String,
     options: StoreOptions,
     suffix_refused: Arc<AtomicBool>,
+}
+
+/// `object_store::parse_url_opts`, plus the retry policy for remote backends.
+fn build_backend(
+    url: &url::Url,
+    opts: Vec<(String, String)>,
+    retry: Option<&RetryConfig>,
+) -> object_store::Result<(Box<dyn ObjectStore>, Path)> {
+    use object_store::ObjectStoreScheme as Scheme;
+    let Some(retry) = retry else {
+        return object_store::parse_url_opts(url, opts);
+    };
+    // the same fold as object_store's `builder_opts!`, with `with_retry` before `build`
+    macro_rules! build {
+        ($builder:ty, $url:expr) => {{
+            let builder = opts.into_iter().fold(
+                <$builder>::new().with_url($url.to_string()),
+                |builder, (key, value)| match key.to_ascii_lowercase().parse() {
+                    Ok(k) => builder.with_config(k, value),
+                    Err(_) => builder,
+                },
+            );
+            Box::new(builder.with_retry(retry.clone()).build()?) as Box<dyn ObjectStore>
+        }};
+    }
+    let (scheme, path) = Scheme::parse(url)?;
+    let path = Path::parse(path)?;
+    let store = match scheme {
+        Scheme::AmazonS3 => build!(object_store::aws::AmazonS3Builder, url),
+        Scheme::GoogleCloudStorage => build!(object_store::gcp::GoogleCloudStorageBuilder, url),
+        Scheme::MicrosoftAzure => build!(object_store::azure::MicrosoftAzureBuilder, url),
+        Scheme::Http => build!(
+            object_store::http::HttpBuilder,
+            &url[..url::Position::BeforePath]
+        ),
+        _ => return object_store::parse_url_opts(url, opts),
+    };
+    Ok((store, path))
 }
 
 fn env_options(scheme: &str) -> Vec<(String, String)> {
@@ -188,8 +250,8 @@ impl Store {
                 .iter()
                 .map(|(k, v)| (k.to_ascii_lowercase(), v.clone())),
         );
-        let (backend, prefix) =
-            object_store::parse_url_opts(&url, opts).map_err(|e| invalid(e.to_string()))?;
+        let (backend, prefix) = build_backend(&url, opts, options.retry.as_ref())
+            .map_err(|e| invalid(e.to_string()))?;
         let display = url.as_str().trim_end_matches('/').to_string();
         Ok(Store {
             inner: Arc::from(backend),
@@ -297,7 +359,21 @@ impl Store {
         key: &StoreKey,
         range: Option<GetRange>,
     ) -> Result<(Bytes, ObjectInfo), StoreError> {
-        let opts = GetOptions::new().with_range(range);
+        self.get_inner_of(key, range, None).await
+    }
+
+    /// A GET, conditional on the object still being `version` when that is known
+    /// (`If-Match` on the ETag; `Precondition` when the object changed).
+    async fn get_inner_of(
+        &self,
+        key: &StoreKey,
+        range: Option<GetRange>,
+        version: Option<&ObjectVersion>,
+    ) -> Result<(Bytes, ObjectInfo), StoreError> {
+        let mut opts = GetOptions::new().with_range(range);
+        if let Some(v) = version {
+            opts.if_match = v.e_tag.clone();
+        }
         let res = self
             .inner
             .get_opts(&self.path(key), opts)
@@ -390,16 +466,18 @@ impl Store {
     ) -> Result<RangeRead, StoreError> {
         self.check_range(key, &range)?;
         if range.is_empty() {
-            let size = self.head(key).await?.size;
+            let info = self.head(key).await?;
             return Ok(RangeRead {
                 bytes: Bytes::new(),
-                object_size: size,
+                object_size: info.size,
+                version: info.version,
             });
         }
         let (bytes, info) = self.get_inner(key, Some(GetRange::Bounded(range))).await?;
         Ok(RangeRead {
             bytes,
             object_size: info.size,
+            version: info.version,
         })
     }
 
@@ -416,6 +494,7 @@ impl Store {
                     return Ok(RangeRead {
                         bytes,
                         object_size: info.size,
+                        version: info.version,
                     });
                 }
                 Err(StoreError::Backend { .. }) | Err(StoreError::ShortRead { .. }) => {
@@ -424,12 +503,25 @@ impl Store {
                 Err(e) => return Err(e),
             }
         }
-        let size = self.head(key).await?.size;
+        let info = self.head(key).await?;
+        let size = info.size;
         let start = size.saturating_sub(n);
-        let bytes = self.get_range(key, start..size).await?;
+        // the range must come from the version whose size HEAD reported
+        let bytes = if start < size {
+            self.get_inner_of(
+                key,
+                Some(GetRange::Bounded(start..size)),
+                Some(&info.version),
+            )
+            .await?
+            .0
+        } else {
+            Bytes::new()
+        };
         Ok(RangeRead {
             bytes,
             object_size: size,
+            version: info.version,
         })
     }
 
@@ -443,12 +535,32 @@ impl Store {
         key: &StoreKey,
         ranges: &[Range<u64>],
     ) -> Result<Vec<Bytes>, StoreError> {
+        self.get_ranges_of_version(key, ranges, None).await
+    }
+
+    /// [`Store::get_ranges`] from one version of the object: every request is conditional
+    /// on the object's ETag still being `version`'s (when known), so bytes located by an
+    /// index read earlier never come from a newer object. `Precondition` when it changed.
+    pub async fn get_ranges_of_version(
+        &self,
+        key: &StoreKey,
+        ranges: &[Range<u64>],
+        version: Option<&ObjectVersion>,
+    ) -> Result<Vec<Bytes>, StoreError> {
         for r in ranges {
             self.check_range(key, r)?;
         }
         let plan = plan_merges(ranges, self.options.coalesce);
         let fetched: Vec<Bytes> = futures::stream::iter(plan.requests.iter().cloned())
-            .map(|r| self.get_range(key, r))
+            .map(|r| async move {
+                if r.is_empty() {
+                    return Ok(Bytes::new());
+                }
+                Ok(self
+                    .get_inner_of(key, Some(GetRange::Bounded(r)), version)
+                    .await?
+                    .0)
+            })
             .buffered(self.options.concurrency.max(1))
             .try_collect()
             .await?;
