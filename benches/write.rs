@@ -43,6 +43,11 @@ fn row(name: &str, zarrs: Duration, ours: Duration) {
 }
 
 fn main() {
+    // `cargo test --all-targets` runs bench targets without `--bench`: skip the heavy work.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("write benchmark skipped (run it with `cargo bench --bench write`)");
+        return;
+    }
     let small = std::env::var_os("ZARRFLOW_BENCH_SMALL").is_some();
     let n: u64 = if small { 128 } else { 512 };
     let (shard, inner) = (128u64.min(n), 32u64);
