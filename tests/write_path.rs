@@ -496,3 +496,67 @@ async fn partial_write_into_a_missing_shard_creates_it_with_fill_elsewhere() {
         "only the touched inner chunk is stored"
     );
 }
+
+#[tokio::test]
+async fn diagonal_transforms_read_and_write_through_shards() {
+    use zarrflow::index::{IndexDomain, IndexTransform, OutputIndexMap};
+    let (a, _) = setup(
+        ArraySpec::new(vec![8, 8], "uint16")
+            .shard_shape(vec![4, 4])
+            .inner_chunk_shape(vec![2, 2]),
+    )
+    .await;
+    let values = counting_pattern(&[8, 8]);
+    a.view().write(&values.view()).await.unwrap();
+    // An affine diagonal (two output maps read input dimension 0) and an anti-diagonal.
+    let diag = IndexTransform::new(
+        IndexDomain::from_shape(&[8]).unwrap(),
+        vec![
+            OutputIndexMap::dimension(0, 0, 1),
+            OutputIndexMap::dimension(0, 0, 1),
+        ],
+    )
+    .unwrap();
+    let anti = IndexTransform::new(
+        IndexDomain::from_shape(&[8]).unwrap(),
+        vec![
+            OutputIndexMap::dimension(0, 0, 1),
+            OutputIndexMap::dimension(0, 7, -1),
+        ],
+    )
+    .unwrap();
+    let d = a
+        .view()
+        .transformed(&diag)
+        .unwrap()
+        .read::<u16>()
+        .await
+        .unwrap();
+    assert_eq!(
+        d.iter().copied().collect::<Vec<_>>(),
+        (0..8).map(|i| values[[i, i]]).collect::<Vec<_>>()
+    );
+    let v = a.view().transformed(&anti).unwrap();
+    assert_eq!(
+        v.read::<u16>()
+            .await
+            .unwrap()
+            .iter()
+            .copied()
+            .collect::<Vec<_>>(),
+        (0..8).map(|i| values[[i, 7 - i]]).collect::<Vec<_>>()
+    );
+    v.write(
+        &ndarray::Array1::from(vec![900u16, 901, 902, 903, 904, 905, 906, 907])
+            .into_dyn()
+            .view(),
+    )
+    .await
+    .unwrap();
+    let w = a.view().read::<u16>().await.unwrap();
+    let mut want = values.clone();
+    for i in 0..8 {
+        want[[i, 7 - i]] = 900 + i as u16;
+    }
+    assert_eq!(w, want);
+}
