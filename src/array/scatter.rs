@@ -106,16 +106,12 @@ impl Kernel {
                 } => {
                     // An affine diagonal: several dimensions move together, still one
                     // element step per loop step.
-                    let (mut src, mut step) = (0i64, 0i64);
-                    for ((&d, &st), &sd) in dims.iter().zip(starts).zip(strides) {
-                        let s = *cs.get(d).ok_or_else(|| bad(format!("dimension {d}")))?;
+                    for &d in dims {
                         *set_by_loop
                             .get_mut(d)
                             .ok_or_else(|| bad(format!("dimension {d}")))? = true;
-                        src += st * s;
-                        step += sd * s;
                     }
-                    Some((src, step))
+                    Some(line_affine(dims, starts, strides, &cs))
                 }
                 AxisSource::Points { dims, .. } => {
                     for &d in dims {
@@ -370,30 +366,10 @@ fn offsets(source: &AxisSource, count: usize, cs: &[i64]) -> Result<Vec<i64>> {
             starts,
             strides,
         } => {
-            let (mut src, mut step) = (0i64, 0i64);
-            for ((&d, &st), &sd) in dims.iter().zip(starts).zip(strides) {
-                src += st * cs[d];
-                step += sd * cs[d];
-            }
+            let (src, step) = line_affine(dims, starts, strides, cs);
             (0..count as i64).map(|i| src + i * step).collect()
         }
-        AxisSource::Points { dims, local } => {
-            let w = dims.len().max(1);
-            if local.len() != count * dims.len() {
-                return Err(ArrayError::Internal(format!(
-                    "{} point coordinates for {count} steps of {} dimensions",
-                    local.len(),
-                    dims.len()
-                )));
-            }
-            local
-                .chunks(w)
-                .map(|row| row.iter().zip(dims).map(|(x, &d)| x * cs[d]).sum())
-                .take(count)
-                .chain(std::iter::repeat(0))
-                .take(count)
-                .collect()
-        }
+        AxisSource::Points { dims, local } => row_offsets(local, dims, count, cs, "chunk")?,
     })
 }
 
@@ -409,22 +385,7 @@ fn dest_offsets(dest: &AxisDest, count: usize, rs: &[i64]) -> Result<Vec<i64>> {
                 .map(|i| (start + i * stride) * s)
                 .collect()
         }
-        AxisDest::Points { axes, coords } => {
-            let w = axes.len().max(1);
-            if coords.len() != count * axes.len() {
-                return Err(ArrayError::Internal(format!(
-                    "{} destination coordinates for {count} steps of {} axes",
-                    coords.len(),
-                    axes.len()
-                )));
-            }
-            coords
-                .chunks(w)
-                .map(|row| row.iter().zip(axes).map(|(x, &a)| x * rs[a]).sum())
-                .chain(std::iter::repeat(0))
-                .take(count)
-                .collect()
-        }
+        AxisDest::Points { axes, coords } => row_offsets(coords, axes, count, rs, "result")?,
     })
 }
 
@@ -441,4 +402,39 @@ impl Kernel {
         });
         Ok(())
     }
+}
+
+/// `(offset of step 0, offset step)` in elements of a diagonal line: the dimensions `dims`
+/// start at `starts` and move by `strides` together.
+fn line_affine(dims: &[usize], starts: &[i64], strides: &[i64], cs: &[i64]) -> (i64, i64) {
+    dims.iter()
+        .zip(starts)
+        .zip(strides)
+        .fold((0, 0), |(src, step), ((&d, &st), &sd)| {
+            (src + st * cs[d], step + sd * cs[d])
+        })
+}
+
+/// Linear offsets (elements) of `count` coordinate rows over `dims`, with element strides
+/// `strides`; `what` names the buffer in errors.
+fn row_offsets(
+    coords: &[i64],
+    dims: &[usize],
+    count: usize,
+    strides: &[i64],
+    what: &str,
+) -> Result<Vec<i64>> {
+    if coords.len() != count * dims.len() {
+        return Err(ArrayError::Internal(format!(
+            "{} {what} coordinates for {count} steps of {} dimensions",
+            coords.len(),
+            dims.len()
+        )));
+    }
+    Ok(coords
+        .chunks(dims.len().max(1))
+        .map(|row| row.iter().zip(dims).map(|(x, &d)| x * strides[d]).sum())
+        .chain(std::iter::repeat(0))
+        .take(count)
+        .collect())
 }
