@@ -7,6 +7,7 @@
 //! * [`block`]: C-order block copy helpers.
 
 pub mod block;
+mod direct;
 mod error;
 pub mod sharding;
 
@@ -15,6 +16,7 @@ pub use sharding::{
     IndexLocation, MAX_SHARD_ENTRIES, ShardIndex, ShardIndexCodec, Sharding, ShardingConfig,
 };
 
+use direct::DirectChain;
 use std::borrow::Cow;
 use std::num::NonZeroU64;
 use std::sync::Arc;
@@ -86,6 +88,8 @@ pub struct CodecPipeline {
     metadata: Vec<MetadataV3>,
     chain: Arc<CodecChain>,
     sharding: Option<Box<Sharding>>,
+    /// The decoder zarrflow runs itself for this chain, if any (see `direct.rs`).
+    direct: Option<DirectChain>,
     /// Verify checksums (`crc32c`, ...) when decoding; on unless turned off explicitly.
     verify_checksums: bool,
 }
@@ -132,6 +136,7 @@ impl CodecPipeline {
         Ok(CodecPipeline {
             metadata: codecs.to_vec(),
             chain: Arc::new(chain),
+            direct: DirectChain::of(codecs),
             sharding,
             verify_checksums: true,
         })
@@ -324,6 +329,55 @@ impl CodecPipeline {
         Ok(Some(out.into_owned()))
     }
 
+    /// The direct decoder for elements of `data_type` and the decoded size of a chunk of
+    /// `shape`, when this chain has one.
+    fn direct_for(&self, shape: &[u64], data_type: &DataType) -> Option<(DirectChain, usize)> {
+        let direct = self.direct?;
+        let elem = data_type.fixed_size()?;
+        if !direct.applies(elem) {
+            return None;
+        }
+        let size = shape
+            .iter()
+            .try_fold(elem as u64, |acc, &n| acc.checked_mul(n))?;
+        Some((direct, usize::try_from(size).ok()?))
+    }
+
+    /// Decode one encoded chunk straight into `out`, C-order native-endian bytes of `shape`
+    /// (`out` must have exactly the decoded size); `key` names it in errors. Chains with a
+    /// direct decoder (`bytes` in native order, optionally `zstd`) write no intermediate
+    /// buffer; others decode, then copy.
+    pub fn decode_into(
+        &self,
+        encoded: &[u8],
+        shape: &[u64],
+        data_type: &DataType,
+        fill_value: &FillValue,
+        key: &str,
+        out: &mut [u8],
+    ) -> Result<(), CodecError> {
+        if let Some((direct, size)) = self.direct_for(shape, data_type) {
+            if size != out.len() {
+                return Err(CodecError::WrongSize {
+                    key: format!("{key} (destination)"),
+                    expected: size as u64,
+                    got: out.len() as u64,
+                });
+            }
+            return direct.decode_into(encoded, out, key);
+        }
+        let decoded = self.decode(encoded, shape, data_type, fill_value, key)?;
+        if decoded.len() != out.len() {
+            return Err(CodecError::WrongSize {
+                key: format!("{key} (destination)"),
+                expected: decoded.len() as u64,
+                got: out.len() as u64,
+            });
+        }
+        out.copy_from_slice(&decoded);
+        Ok(())
+    }
+
     /// Decode one encoded chunk (or shard) into C-order native-endian bytes of `shape`;
     /// `key` names it in errors.
     pub fn decode(
@@ -334,6 +388,9 @@ impl CodecPipeline {
         fill_value: &FillValue,
         key: &str,
     ) -> Result<Vec<u8>, CodecError> {
+        if let Some((direct, size)) = self.direct_for(shape, data_type) {
+            return direct.decode_vec(encoded, size, key);
+        }
         let opts = self.decode_options();
         let shape_nz = nz_shape(shape).ok_or_else(|| CodecError::WrongSize {
             key: key.to_string(),
