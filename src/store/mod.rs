@@ -10,11 +10,13 @@
 mod error;
 mod key;
 pub mod merge;
+mod object;
 pub mod wrappers;
 
 pub use error::StoreError;
 pub use key::StoreKey;
 pub use merge::{CoalesceOptions, MergePlan, plan_merges};
+pub use object::FetchedObject;
 pub use object_store::{BackoffConfig, RetryConfig};
 
 use bytes::Bytes;
@@ -410,6 +412,52 @@ impl Store {
             Err(e) if e.is_not_found() => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// Fetch a whole object with one GET, to be read piece by piece
+    /// ([`FetchedObject::read_range`]). On the local filesystem the object stays in its
+    /// (open) file and only the pieces read are copied; elsewhere the body is read whole.
+    pub async fn get_object(&self, key: &StoreKey) -> Result<FetchedObject, StoreError> {
+        let res = self
+            .inner
+            .get_opts(&self.path(key), GetOptions::new())
+            .await
+            .map_err(|e| self.err(key, e))?;
+        let version = ObjectVersion {
+            e_tag: res.meta.e_tag.clone(),
+            version: res.meta.version.clone(),
+        };
+        let url = self.url_of(key);
+        let object_store::GetResult {
+            payload,
+            meta,
+            range,
+            attributes,
+            extensions,
+        } = res;
+        let res = match payload {
+            #[cfg(unix)]
+            object_store::GetResultPayload::File(file, _) => {
+                return Ok(FetchedObject::from_file(file, range, version, url));
+            }
+            payload => object_store::GetResult {
+                payload,
+                meta,
+                range,
+                attributes,
+                extensions,
+            },
+        };
+        let expected = res.range.end - res.range.start;
+        let bytes = res.bytes().await.map_err(|e| self.err(key, e))?;
+        if bytes.len() as u64 != expected {
+            return Err(StoreError::ShortRead {
+                url,
+                expected,
+                got: bytes.len() as u64,
+            });
+        }
+        Ok(FetchedObject::from_bytes(bytes, version, url))
     }
 
     /// Read a whole object together with its version (for read-modify-write).

@@ -126,6 +126,46 @@ pub async fn ranges(store: &Store) {
     #[allow(clippy::reversed_empty_ranges)]
     let bad = store.get_range(&key, 20..10).await.unwrap_err();
     assert!(matches!(bad, StoreError::InvalidRange { .. }), "{bad:?}");
+    fetched_objects(store, &key, &data).await;
+}
+
+/// A whole object fetched once (`get_object`), then read piece by piece: pieces equal the
+/// object's bytes, the version is the object's, pieces outside it are typed errors, and the
+/// fetched object keeps the version it was fetched at when the object is replaced.
+async fn fetched_objects(store: &Store, key: &StoreKey, data: &[u8]) {
+    let object = store.get_object(key).await.unwrap();
+    assert_eq!(object.size(), data.len() as u64);
+    assert_eq!(object.version(), &store.head(key).await.unwrap().version);
+    for r in [0..1000u64, 0..4, 10..20, 500..500, 996..1000] {
+        let piece = object.read_range(r.clone()).unwrap();
+        assert_eq!(&piece[..], &data[r.start as usize..r.end as usize], "{r:?}");
+    }
+    for r in [990..1001u64, 1000..1004, 2000..2001] {
+        let err = object.read_range(r.clone()).unwrap_err();
+        assert!(
+            matches!(err, StoreError::InvalidRange { .. }),
+            "{r:?}: {err:?}"
+        );
+        assert!(err.to_string().contains("r/obj"), "{err}");
+    }
+    // replaced after the fetch: the fetched object still reads the bytes it was fetched at
+    store
+        .put(key, Bytes::from(vec![0xEEu8; 2000]))
+        .await
+        .unwrap();
+    let piece = object.read_range(100..200).unwrap();
+    assert_eq!(&piece[..], &data[100..200]);
+    let fresh = store.get_object(key).await.unwrap();
+    assert_eq!(fresh.size(), 2000);
+    assert_eq!(&fresh.read_range(0..3).unwrap()[..], &[0xEE; 3]);
+    assert!(
+        store
+            .get_object(&k("r/missing"))
+            .await
+            .unwrap_err()
+            .is_not_found()
+    );
+    store.put(key, Bytes::from(data.to_vec())).await.unwrap();
 }
 
 /// Conditional puts: create-only always; compare-and-swap when `supports_update`.
