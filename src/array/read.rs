@@ -17,7 +17,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 use tokio::sync::Semaphore;
 
-use crate::codec::{ShardIndex, ShardIndexCodec};
+use crate::codec::{CodecError, ShardIndex, ShardIndexCodec};
 use crate::hierarchy::read_shard_index_versioned;
 use crate::index::IndexTransform;
 use crate::plan::{ChunkOp, ShardWork, plan_chunks, plan_sharded};
@@ -33,6 +33,48 @@ enum Payload {
     Fill,
     /// A decoded chunk buffer of the operation's declared chunk shape.
     Data(Vec<u8>),
+    /// Only the cells the operation reads, in its visiting order (see [`Kernel::pack`]).
+    Packed(Vec<u8>),
+    /// An encoded chunk whose cells fill one contiguous run of the result (see
+    /// [`Kernel::contiguous_whole_chunk`]): decoded straight into the result while copying.
+    Encoded(Encoded),
+}
+
+/// An encoded chunk (or inner chunk) waiting to be decoded into the result.
+struct Encoded {
+    bytes: Bytes,
+    /// Its declared shape.
+    shape: Vec<u64>,
+    /// An inner chunk of a shard (inner codecs), or a chunk (the array's codecs).
+    inner: bool,
+    /// Names it in errors.
+    name: String,
+}
+
+/// The payload of an operation over one stored chunk: the encoded bytes when the chunk
+/// decodes straight into a contiguous run of the result, else the decoded chunk (`decode`),
+/// packed down to the cells read when those are few. `scratch` is a reusable buffer.
+fn chunk_payload(
+    kernel: &Kernel,
+    encoded: Encoded,
+    elem: usize,
+    scratch: &mut Vec<u8>,
+    decode_into: impl FnOnce(&[u8], &mut [u8]) -> Result<()>,
+    decode: impl FnOnce(&[u8]) -> Result<Vec<u8>>,
+) -> Result<Payload> {
+    let chunk_cells = encoded
+        .shape
+        .iter()
+        .fold(1usize, |acc, &n| acc.saturating_mul(n as usize));
+    if kernel.contiguous_whole_chunk(chunk_cells).is_some() {
+        return Ok(Payload::Encoded(encoded));
+    }
+    if kernel.cells().saturating_mul(SPARSE_RATIO) <= chunk_cells {
+        scratch.resize(chunk_cells.saturating_mul(elem), 0);
+        decode_into(&encoded.bytes, scratch)?;
+        return Ok(Payload::Packed(kernel.pack(scratch, elem)?));
+    }
+    Ok(Payload::Data(decode(&encoded.bytes)?))
 }
 
 /// Compiled copy kernels with what they copy.
@@ -119,7 +161,7 @@ pub(crate) async fn read_into(
         {
             batch.extend(more?);
         }
-        copy_batch(batch, out, &fill, elem, copy_threads)?;
+        copy_batch(shared, batch, out, &fill, copy_threads)?;
     }
     // The channel closed: the producer finished or failed; a panic surfaces here.
     handle.await.map_err(|e| ArrayError::Task(e.to_string()))?;
@@ -131,8 +173,10 @@ type Piece<'a> = (usize, &'a mut [u8], Parts);
 
 /// Most operations gathered into one copy round.
 const MAX_BATCH: usize = 1024;
-/// Copy rounds smaller than this (bytes) run on the calling thread.
+/// Copy rounds smaller than this (bytes, decodes weighted) run on the calling thread.
 const PARALLEL_COPY_BYTES: usize = 1 << 20;
+/// Weight of a byte decoded while copying, against a byte copied.
+const DECODE_WEIGHT: usize = 10;
 
 /// Threads for copying into the result: `decode_threads`, but only on a multi-threaded
 /// runtime (copies run in a scope entered through `block_in_place`).
@@ -153,12 +197,13 @@ fn copy_threads(decode_threads: usize) -> usize {
 /// function returns (inside `block_in_place`, so a cancelled read cannot leave a thread
 /// writing into a buffer that is gone). Every kernel checks its offsets against its piece.
 fn copy_batch(
+    shared: &Shared,
     batch: Parts,
     out: &mut [u8],
     fill: &[u8],
-    elem: usize,
     threads: usize,
 ) -> Result<()> {
+    let elem = shared.elem;
     let fill_elem = fill.len().max(1);
     let mut items = Vec::with_capacity(batch.len());
     for (kernel, payload) in batch {
@@ -167,15 +212,22 @@ fn copy_batch(
         };
         let size = match &payload {
             Payload::Fill => fill_elem,
-            Payload::Data(_) => elem,
+            Payload::Data(_) | Payload::Packed(_) | Payload::Encoded(_) => elem,
         };
         let (lo, hi) = (lo.max(0) as usize * size, (hi.max(0) as usize + 1) * size);
         items.push((lo, hi, kernel, payload));
     }
-    let total: usize = items.iter().map(|i| i.1 - i.0).sum();
-    if threads < 2 || total < PARALLEL_COPY_BYTES {
+    // Decoding costs about as much as copying ten times the bytes.
+    let work: usize = items
+        .iter()
+        .map(|i| match i.3 {
+            Payload::Encoded(_) => (i.1 - i.0).saturating_mul(DECODE_WEIGHT),
+            _ => i.1 - i.0,
+        })
+        .sum();
+    if threads < 2 || work < PARALLEL_COPY_BYTES {
         for (_, _, kernel, payload) in items {
-            copy_one(&kernel, payload, out, 0, fill, elem)?;
+            copy_one(shared, &kernel, payload, out, 0, fill)?;
         }
         return Ok(());
     }
@@ -221,7 +273,7 @@ fn copy_batch(
                     scope.spawn(move || -> Result<()> {
                         for (lo, piece, ops) in pieces {
                             for (kernel, payload) in ops {
-                                copy_one(&kernel, payload, piece, lo, fill, elem)?;
+                                copy_one(shared, &kernel, payload, piece, lo, fill)?;
                             }
                         }
                         Ok(())
@@ -244,16 +296,51 @@ fn copy_batch(
 
 /// Copies one part into `piece`, the result bytes starting at byte `start`.
 fn copy_one(
+    shared: &Shared,
     kernel: &Kernel,
     payload: Payload,
     piece: &mut [u8],
     start: usize,
     fill: &[u8],
-    elem: usize,
 ) -> Result<()> {
+    let elem = shared.elem;
     match payload {
+        Payload::Encoded(chunk) => {
+            let cells = chunk
+                .shape
+                .iter()
+                .fold(1usize, |acc, &n| acc.saturating_mul(n as usize));
+            let bad = || {
+                ArrayError::Internal(format!(
+                    "{} does not decode into a contiguous run of the piece at byte {start}",
+                    chunk.name
+                ))
+            };
+            let first = kernel
+                .contiguous_whole_chunk(cells)
+                .and_then(|d| usize::try_from(d).ok())
+                .and_then(|d| (d * elem).checked_sub(start))
+                .ok_or_else(bad)?;
+            let run = piece.get_mut(first..first + cells * elem).ok_or_else(bad)?;
+            let meta = shared.node.metadata();
+            let pipeline = match (&shared.shards, chunk.inner) {
+                (Some(layout), true) => layout.sharding.inner(),
+                (_, false) => meta.codecs(),
+                (None, true) => return Err(bad()),
+            };
+            pipeline.decode_into(
+                &chunk.bytes,
+                &chunk.shape,
+                meta.data_type(),
+                meta.fill_value(),
+                &chunk.name,
+                run,
+            )?;
+            Ok(())
+        }
         Payload::Fill => kernel.fill_into_piece(fill, piece, start / fill.len().max(1)),
         Payload::Data(data) => kernel.gather_into_piece(&data, piece, start / elem, elem),
+        Payload::Packed(cells) => kernel.unpack_into_piece(&cells, piece, start / elem, elem),
     }
 }
 
@@ -294,20 +381,49 @@ async fn read_chunk(shared: &Arc<Shared>, op: ChunkOp, decode: Arc<Semaphore>) -
     let Some(bytes) = shared.node.store().get_opt(&key).await? else {
         return fill_part(&op);
     };
+    let kernel = Kernel::new(&op)?;
+    let cells = op
+        .chunk_shape
+        .iter()
+        .fold(1usize, |acc, &n| acc.saturating_mul(n as usize));
+    if kernel.contiguous_whole_chunk(cells).is_some() {
+        // Decoded straight into the result by the copy stage.
+        let encoded = Encoded {
+            bytes,
+            shape: op.chunk_shape.clone(),
+            inner: false,
+            name: key.to_string(),
+        };
+        return Ok(vec![(kernel, Payload::Encoded(encoded))]);
+    }
     let shared = shared.clone();
     on_decode_pool(decode, move || {
         let meta = shared.node.metadata();
-        let data = meta.codecs().decode(
-            &bytes,
-            &op.chunk_shape,
-            meta.data_type(),
-            meta.fill_value(),
-            key.as_str(),
+        let (codecs, dt, fv) = (meta.codecs(), meta.data_type(), meta.fill_value());
+        let name = key.to_string();
+        let shape = &op.chunk_shape;
+        let encoded = Encoded {
+            bytes,
+            shape: shape.clone(),
+            inner: false,
+            name: name.clone(),
+        };
+        let payload = chunk_payload(
+            &kernel,
+            encoded,
+            shared.elem,
+            &mut Vec::new(),
+            |b, out| Ok(codecs.decode_into(b, shape, dt, fv, &name, out)?),
+            |b| Ok(codecs.decode(b, shape, dt, fv, &name)?),
         )?;
-        Ok(vec![(Kernel::new(&op)?, Payload::Data(data))])
+        Ok(vec![(kernel, payload)])
     })
     .await
 }
+
+/// An operation reading at most 1/`SPARSE_RATIO` of its chunk's cells is sparse: it keeps
+/// a packed copy of its cells instead of the decoded chunk.
+const SPARSE_RATIO: usize = 4;
 
 /// How many times a partial shard read starts again after the shard changed under it.
 const MAX_READ_ATTEMPTS: usize = 8;
@@ -354,19 +470,33 @@ async fn read_shard(
     let needed_all = inner_ops.len() as u64
         == inner_chunks_in(&work.shard.data_shape, &layout.inner_chunk_shape);
     if needed_all {
-        let (bytes, version) = match store.get_with_version(&key).await {
-            Ok(read) => read,
+        // One GET for the whole shard; the decode thread reads the index and the inner
+        // chunks out of it (straight from the file on a local store).
+        let object = match store.get_object(&key).await {
+            Ok(object) => object,
             Err(e) if e.is_not_found() => return fill_part(&work.shard),
             Err(e) => return Err(e.into()),
         };
         let shared = shared.clone();
         return on_decode_pool(decode, move || {
-            let index = codec.decode_from_shard(&bytes, key.as_str())?;
+            let size = object.size();
+            let index_range = codec
+                .index_range(size)
+                .ok_or_else(|| CodecError::ShardTooShort {
+                    key: key.to_string(),
+                    size,
+                    index_size: codec.encoded_size(),
+                })?;
+            let index = codec.decode(&object.read_range(index_range)?, size, key.as_str())?;
             if let Some(cache) = &shared.index_cache {
-                cache.insert(key.as_str(), Arc::new(index.clone()), version);
+                cache.insert(
+                    key.as_str(),
+                    Arc::new(index.clone()),
+                    object.version().clone(),
+                );
             }
             decode_inner(&shared, &codec, &index, &key, inner_ops, |r| {
-                bytes.slice(r.start as usize..r.end as usize)
+                Ok(object.read_range(r.clone())?)
             })
         })
         .await;
@@ -421,10 +551,10 @@ async fn read_shard(
     let shared = shared.clone();
     on_decode_pool(decode, move || {
         decode_inner(&shared, &codec, &index, &key, inner_ops, |r| {
-            by_start
+            Ok(by_start
                 .binary_search_by_key(&r.start, |(s, _)| *s)
                 .map(|i| by_start[i].1.clone())
-                .unwrap_or_default()
+                .unwrap_or_default())
         })
     })
     .await
@@ -437,7 +567,7 @@ fn decode_inner(
     index: &ShardIndex,
     key: &StoreKey,
     ops: Vec<ChunkOp>,
-    bytes_of: impl Fn(&std::ops::Range<u64>) -> Bytes,
+    bytes_of: impl Fn(&std::ops::Range<u64>) -> Result<Bytes>,
 ) -> Result<Parts> {
     let meta = shared.node.metadata();
     let layout = shared
@@ -445,13 +575,17 @@ fn decode_inner(
         .as_ref()
         .ok_or_else(|| ArrayError::Internal("inner chunks of an unsharded array".into()))?;
     let cps = codec.chunks_per_shard();
+    let elem = shared.elem;
+    // Sparse operations decode into this reused buffer and keep only their cells.
+    let mut scratch = Vec::new();
     let mut parts = Vec::with_capacity(ops.len());
     for op in ops {
+        let kernel = Kernel::new(&op)?;
         let Some(range) = index.get(inner_chunk_index(&op.chunk_coords, cps)?) else {
-            parts.push((Kernel::new(&op)?, Payload::Fill));
+            parts.push((kernel, Payload::Fill));
             continue;
         };
-        let bytes = bytes_of(&range);
+        let bytes = bytes_of(&range)?;
         let name = format!("{} inner chunk {:?}", key.as_str(), op.chunk_coords);
         if bytes.len() as u64 != range.end - range.start {
             return Err(ArrayError::InvalidData {
@@ -463,14 +597,25 @@ fn decode_inner(
                 ),
             });
         }
-        let data = layout.sharding.inner().decode(
-            &bytes,
-            &layout.inner_chunk_shape,
-            meta.data_type(),
-            meta.fill_value(),
-            &name,
+        let inner = layout.sharding.inner();
+        let shape = &layout.inner_chunk_shape;
+        let (dt, fv) = (meta.data_type(), meta.fill_value());
+        let encoded = Encoded {
+            bytes,
+            shape: shape.clone(),
+            inner: true,
+            name,
+        };
+        let name = encoded.name.clone();
+        let payload = chunk_payload(
+            &kernel,
+            encoded,
+            elem,
+            &mut scratch,
+            |b, out| Ok(inner.decode_into(b, shape, dt, fv, &name, out)?),
+            |b| Ok(inner.decode(b, shape, dt, fv, &name)?),
         )?;
-        parts.push((Kernel::new(&op)?, Payload::Data(data)));
+        parts.push((kernel, payload));
     }
     Ok(parts)
 }

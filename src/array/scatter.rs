@@ -274,6 +274,73 @@ impl Kernel {
         Ok(())
     }
 
+    /// Number of cells the operation visits.
+    pub(crate) fn cells(&self) -> usize {
+        self.axes
+            .iter()
+            .fold(1usize, |acc, a| acc.saturating_mul(a.count()))
+    }
+
+    /// When the operation reads every cell of a chunk of `chunk_cells` cells, in C order,
+    /// into one contiguous run of the result: the run's first result offset (elements).
+    /// Such a chunk can be decoded straight into the result.
+    pub(crate) fn contiguous_whole_chunk(&self, chunk_cells: usize) -> Option<i64> {
+        match self.axes.as_slice() {
+            [] => (self.base == 0 && chunk_cells == 1).then_some(0),
+            [
+                Steps::Affine {
+                    count,
+                    src,
+                    src_step,
+                    dst,
+                    dst_step,
+                },
+            ] => (*count == chunk_cells
+                && self.base + src == 0
+                && (*count == 1 || (*src_step == 1 && *dst_step == 1)))
+                .then_some(*dst),
+            _ => None,
+        }
+    }
+
+    /// Copies the chunk cells the operation reads, in visiting order, into a new buffer:
+    /// a sparse selection keeps only its cells, not the whole decoded chunk.
+    pub(crate) fn pack(&self, chunk: &[u8], elem: usize) -> Result<Vec<u8>> {
+        self.check(chunk.len() / elem, 0, usize::MAX / 2)?;
+        let mut packed = Vec::with_capacity(self.cells().saturating_mul(elem));
+        self.walk(0, self.base, 0, &mut |s, _, n| {
+            let s = s as usize * elem;
+            packed.extend_from_slice(&chunk[s..s + n * elem]);
+        });
+        Ok(packed)
+    }
+
+    /// Copies cells packed by [`Kernel::pack`] into `piece`, the part of the result that
+    /// starts at element `start`.
+    pub(crate) fn unpack_into_piece(
+        &self,
+        packed: &[u8],
+        piece: &mut [u8],
+        start: usize,
+        elem: usize,
+    ) -> Result<()> {
+        if packed.len() != self.cells().saturating_mul(elem) {
+            return Err(ArrayError::Internal(format!(
+                "{} packed bytes for {} cells of {elem} bytes",
+                packed.len(),
+                self.cells()
+            )));
+        }
+        self.check(usize::MAX / 2, start, piece.len() / elem)?;
+        let mut next = 0usize;
+        self.walk(0, self.base, -(start as i64), &mut |_, d, n| {
+            let d = d as usize * elem;
+            piece[d..d + n * elem].copy_from_slice(&packed[next..next + n * elem]);
+            next += n * elem;
+        });
+        Ok(())
+    }
+
     /// Copies result cells into the chunk (`write`): the reverse direction.
     pub(crate) fn scatter_into(&self, values: &[u8], chunk: &mut [u8], elem: usize) -> Result<()> {
         self.check(chunk.len() / elem, 0, values.len() / elem)?;
@@ -437,4 +504,118 @@ fn row_offsets(
         .chain(std::iter::repeat(0))
         .take(count)
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::grid::{DimensionGrid, RegularGrid};
+    use crate::index::{Dialect, IndexTransform, Selection, SelectionMode};
+    use crate::plan::plan_chunks;
+
+    /// The kernels of `selection` (NumPy, in `mode`) over an array of `shape` with regular
+    /// chunks of `chunks`, with the chunk coordinates of each.
+    fn kernels(
+        shape: &[u64],
+        chunks: &[u64],
+        selection: &str,
+        mode: SelectionMode,
+    ) -> Vec<(Vec<i64>, Kernel)> {
+        let t = IndexTransform::from_shape(shape)
+            .unwrap()
+            .select(
+                &Selection::parse(selection).unwrap(),
+                mode,
+                Dialect::Positional,
+            )
+            .unwrap();
+        let grids: Vec<Arc<dyn DimensionGrid>> = shape
+            .iter()
+            .zip(chunks)
+            .map(|(&n, &c)| Arc::new(RegularGrid::new(c, n).unwrap()) as Arc<dyn DimensionGrid>)
+            .collect();
+        plan_chunks(&t, &grids)
+            .unwrap()
+            .ops()
+            .unwrap()
+            .map(|op| {
+                let op = op.unwrap();
+                (op.chunk_coords.clone(), Kernel::new(&op).unwrap())
+            })
+            .collect()
+    }
+
+    fn contiguous(ks: &[(Vec<i64>, Kernel)], chunk_cells: usize) -> Vec<Option<i64>> {
+        ks.iter()
+            .map(|(_, k)| k.contiguous_whole_chunk(chunk_cells))
+            .collect()
+    }
+
+    #[test]
+    fn whole_chunks_with_one_destination_run_are_found() {
+        // 1-D: interior chunks are whole runs; the clipped ones are not
+        let ks = kernels(&[100], &[10], "5:95", SelectionMode::Basic);
+        let got = contiguous(&ks, 10);
+        assert_eq!(got[0], None);
+        assert_eq!(got[1..9], [5, 15, 25, 35, 45, 55, 65, 75].map(Some));
+        assert_eq!(got[9], None);
+        // chunks spanning whole rows of a 2-D read
+        let ks = kernels(&[8, 6], &[2, 6], "...", SelectionMode::Basic);
+        assert_eq!(contiguous(&ks, 12), [0, 12, 24, 36].map(Some));
+        // square chunks of a 2-D read are not contiguous in the result
+        let ks = kernels(&[8, 8], &[4, 4], "...", SelectionMode::Basic);
+        assert!(contiguous(&ks, 16).iter().all(Option::is_none));
+        // ... unless the read is one chunk
+        let ks = kernels(&[8, 8], &[4, 4], "4:8, 0:4", SelectionMode::Basic);
+        assert_eq!(contiguous(&ks, 16), [Some(0)]);
+        // reversed or strided reads never are
+        let ks = kernels(&[100], &[10], "::-1", SelectionMode::Basic);
+        assert!(contiguous(&ks, 10).iter().all(Option::is_none));
+        let ks = kernels(&[100], &[10], "::2", SelectionMode::Basic);
+        assert!(contiguous(&ks, 10).iter().all(Option::is_none));
+        // an index array listing a whole chunk in order is a list, not a run
+        let ks = kernels(&[20], &[10], "[0,1,2,3,4,5,6,7,8,9]", SelectionMode::Outer);
+        assert!(contiguous(&ks, 10).iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn packed_cells_unpack_to_what_a_direct_copy_writes() {
+        let shape = [12u64, 10];
+        let chunk_cells = 16;
+        let elem = 2;
+        for (sel, mode) in [
+            ("[0, 5, 11, 3], [9, 0, 4, 4]", SelectionMode::Vectorized),
+            ("[1, 7], 2:9:3", SelectionMode::Outer),
+            ("::-5, 1::4", SelectionMode::Basic),
+        ] {
+            let ks = kernels(&shape, &[4, 4], sel, mode);
+            let result_cells: usize = ks
+                .iter()
+                .filter_map(|(_, k)| k.dest_bounds())
+                .map(|(_, hi)| hi as usize + 1)
+                .max()
+                .unwrap();
+            let mut direct = vec![0u8; result_cells * elem];
+            let mut unpacked = vec![0u8; result_cells * elem];
+            for (coords, k) in &ks {
+                // each chunk's cells hold (chunk id, cell index) so misplaced bytes show
+                let chunk: Vec<u8> = (0..chunk_cells)
+                    .flat_map(|i| [coords[0] as u8 * 16 + coords[1] as u8, i as u8])
+                    .collect();
+                k.gather_into_piece(&chunk, &mut direct, 0, elem).unwrap();
+                let packed = k.pack(&chunk, elem).unwrap();
+                assert_eq!(packed.len(), k.cells() * elem);
+                k.unpack_into_piece(&packed, &mut unpacked, 0, elem)
+                    .unwrap();
+                // a packed buffer of the wrong length is refused
+                assert!(
+                    k.unpack_into_piece(&packed[1..], &mut unpacked, 0, elem)
+                        .is_err()
+                );
+            }
+            assert_eq!(direct, unpacked, "{sel}");
+        }
+    }
 }
