@@ -83,6 +83,10 @@ fn main() {
         child_peak(&args[i + 1], Path::new(&args[i + 2]));
         return;
     }
+    if let Some(i) = args.iter().position(|a| a == "--profile") {
+        profile(&args[i + 1..]);
+        return;
+    }
     if !args.iter().any(|a| a == "--bench") {
         // `cargo test --all-targets` runs harness-less benches without `--bench`: skip.
         println!("read benchmark: run it with `cargo bench --bench read` (skipped)");
@@ -583,6 +587,46 @@ async fn zs_async_gather(a: &AsyncArr, points: &[Point], spawn: bool) -> Vec<u16
         }
     }
     out
+}
+
+// -------------------------------------------------------------------------- profiling
+
+/// `--profile CASE LIB [REPS]`: runs one case of one library `REPS` times (default 20) on the
+/// full-size data in `ZARRFLOW_BENCH_DATA` (generated if missing) and prints each time, for
+/// `perf record`. CASE: `all`, `sub`, `gather`; LIB: `zarrflow`, `zarrs-sync`.
+fn profile(args: &[String]) {
+    let (case, lib) = (args[0].as_str(), args[1].as_str());
+    let reps: usize = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(20);
+    let n = 512;
+    let dir = PathBuf::from(std::env::var("ZARRFLOW_BENCH_DATA").expect("ZARRFLOW_BENCH_DATA"))
+        .join(format!("n{n}"));
+    zarrs::config::global_config_mut().set_include_zarrs_metadata(false);
+    generate(&dir, n);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let points = random_points(100_000, n, 0x9e37_79b9_7f4a_7c15);
+    let boxed = match case {
+        "all" => [0..n, 0..n, 0..n],
+        _ => [100..300, 100..300, 100..300],
+    };
+    let zf = rt.block_on(zf_open_local(&dir));
+    let zs = zs_sync_open(&dir);
+    for _ in 0..reps {
+        let t = Instant::now();
+        let v = match (case, lib) {
+            ("gather", "zarrflow") => rt.block_on(zf_gather(&zf, &points)),
+            ("gather", _) => zs_sync_gather(&zs, &points, cores),
+            (_, "zarrflow") => rt.block_on(zf_read_box(&zf, &boxed)),
+            _ => zs
+                .retrieve_array_subset(&ArraySubset::new_with_ranges(&boxed))
+                .unwrap(),
+        };
+        println!("{case} {lib}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+        std::hint::black_box(&v);
+    }
 }
 
 // -------------------------------------------------------------------------- peak memory
