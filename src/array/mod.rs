@@ -13,6 +13,7 @@ mod blocking;
 mod cache;
 mod element;
 mod error;
+mod gate;
 mod read;
 mod scatter;
 mod view;

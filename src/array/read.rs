@@ -15,7 +15,6 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::StreamExt;
-use tokio::sync::Semaphore;
 
 use crate::codec::{CodecError, ShardIndex, ShardIndexCodec};
 use crate::hierarchy::read_shard_index_versioned;
@@ -24,6 +23,7 @@ use crate::plan::{ChunkOp, ShardWork, plan_chunks, plan_sharded};
 use crate::store::{StoreError, StoreKey};
 
 use super::error::{ArrayError, Result};
+use super::gate::DecodeGate;
 use super::scatter::Kernel;
 use super::{ShardLayout, Shared, inner_chunk_index};
 
@@ -98,7 +98,7 @@ pub(crate) async fn read_into(
     if cells == 0 {
         return Ok(());
     }
-    let decode = Arc::new(Semaphore::new(shared.options.decode_threads.max(1)));
+    let decode = Arc::new(DecodeGate::new(shared.options.decode_threads));
     let concurrency = shared.options.request_concurrency.max(1);
     let fill = shared.node.metadata().fill_value().as_ne_bytes().to_vec();
     // Plan on the calling task (errors surface before any I/O); the owned work lists then
@@ -120,6 +120,7 @@ pub(crate) async fn read_into(
     // it never sees `out`; dropping this future aborts it.
     let (tx, mut rx) =
         tokio::sync::mpsc::channel::<Result<Parts>>(shared.options.decode_threads.max(1) + 1);
+    let gate = decode.clone();
     let producer = {
         let shared = shared.clone();
         async move {
@@ -151,7 +152,7 @@ pub(crate) async fn read_into(
         }
     };
     let handle = tokio::spawn(producer);
-    let _abort = AbortOnDrop(handle.abort_handle());
+    let _abort = AbortOnDrop(handle.abort_handle(), gate);
     let copy_threads = copy_threads(shared.options.decode_threads);
     while let Some(parts) = rx.recv().await {
         let mut batch = parts?;
@@ -349,12 +350,14 @@ enum Work {
     Chunks(Vec<ChunkOp>),
 }
 
-/// Aborts the producer task when the read is dropped (cancelled) or fails early.
-struct AbortOnDrop(tokio::task::AbortHandle);
+/// Aborts the producer task when the read is dropped (cancelled) or fails early, and
+/// closes the decode gate so decodes not yet started are skipped.
+struct AbortOnDrop(tokio::task::AbortHandle, Arc<DecodeGate>);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
+        self.1.close();
     }
 }
 
@@ -362,21 +365,23 @@ fn fill_part(op: &ChunkOp) -> Result<Parts> {
     Ok(vec![(Kernel::new(op)?, Payload::Fill)])
 }
 
-/// Runs a decode on the blocking pool, at most `decode_threads` at a time.
+/// Runs a decode on the blocking pool, at most `decode_threads` at a time (see
+/// [`DecodeGate`]).
 async fn on_decode_pool<T: Send + 'static>(
-    permits: Arc<Semaphore>,
+    gate: Arc<DecodeGate>,
     f: impl FnOnce() -> Result<T> + Send + 'static,
 ) -> Result<T> {
-    let _permit = permits
-        .acquire_owned()
-        .await
-        .map_err(|e| ArrayError::Task(e.to_string()))?;
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| ArrayError::Task(e.to_string()))?
+    tokio::task::spawn_blocking(move || {
+        let _pass = gate
+            .enter()
+            .ok_or_else(|| ArrayError::Task("the read was cancelled".into()))?;
+        f()
+    })
+    .await
+    .map_err(|e| ArrayError::Task(e.to_string()))?
 }
 
-async fn read_chunk(shared: &Arc<Shared>, op: ChunkOp, decode: Arc<Semaphore>) -> Result<Parts> {
+async fn read_chunk(shared: &Arc<Shared>, op: ChunkOp, decode: Arc<DecodeGate>) -> Result<Parts> {
     let key = shared.chunk_key(&op.chunk_coords)?;
     let Some(bytes) = shared.node.store().get_opt(&key).await? else {
         return fill_part(&op);
@@ -441,7 +446,7 @@ async fn read_shard(
     shared: &Arc<Shared>,
     layout: &ShardLayout,
     work: ShardWork,
-    decode: Arc<Semaphore>,
+    decode: Arc<DecodeGate>,
 ) -> Result<Parts> {
     let key = shared.chunk_key(&work.shard.chunk_coords)?;
     let store = shared.node.store();
