@@ -612,7 +612,17 @@ fn profile(args: &[String]) {
         "all" => [0..n, 0..n, 0..n],
         _ => [100..300, 100..300, 100..300],
     };
-    let zf = rt.block_on(zf_open_local(&dir));
+    let mut zf = rt.block_on(zf_open_local(&dir));
+    if let Some(c) = std::env::var("ZARRFLOW_BENCH_CONCURRENCY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        let store = Store::open(dir.to_str().unwrap(), StoreOptions::default()).unwrap();
+        let options = ArrayOptions::default().with_request_concurrency(c);
+        zf = rt
+            .block_on(ZfArray::open_in(&store, &StoreKey::root(), options))
+            .unwrap();
+    }
     let zs = zs_sync_open(&dir);
     for _ in 0..reps {
         let t = Instant::now();

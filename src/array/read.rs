@@ -20,7 +20,7 @@ use crate::codec::{CodecError, ShardIndex, ShardIndexCodec};
 use crate::hierarchy::read_shard_index_versioned;
 use crate::index::IndexTransform;
 use crate::plan::{ChunkOp, ShardWork, plan_chunks, plan_sharded};
-use crate::store::{StoreError, StoreKey};
+use crate::store::{FetchedObject, StoreError, StoreKey};
 
 use super::error::{ArrayError, Result};
 use super::gate::DecodeGate;
@@ -206,42 +206,40 @@ fn copy_batch(
 ) -> Result<()> {
     let elem = shared.elem;
     let fill_elem = fill.len().max(1);
+    // (first byte, end byte, work, kernel, payload); work counts the bytes actually
+    // written, a decode as much as copying DECODE_WEIGHT times its bytes.
     let mut items = Vec::with_capacity(batch.len());
     for (kernel, payload) in batch {
         let Some((lo, hi)) = kernel.dest_bounds() else {
             continue;
         };
-        let size = match &payload {
-            Payload::Fill => fill_elem,
-            Payload::Data(_) | Payload::Packed(_) | Payload::Encoded(_) => elem,
+        let (size, weight) = match &payload {
+            Payload::Fill => (fill_elem, 1),
+            Payload::Data(_) | Payload::Packed(_) => (elem, 1),
+            Payload::Encoded(_) => (elem, DECODE_WEIGHT),
         };
+        let work = kernel.cells().saturating_mul(size).saturating_mul(weight);
         let (lo, hi) = (lo.max(0) as usize * size, (hi.max(0) as usize + 1) * size);
-        items.push((lo, hi, kernel, payload));
+        items.push((lo, hi, work, kernel, payload));
     }
-    // Decoding costs about as much as copying ten times the bytes.
-    let work: usize = items
-        .iter()
-        .map(|i| match i.3 {
-            Payload::Encoded(_) => (i.1 - i.0).saturating_mul(DECODE_WEIGHT),
-            _ => i.1 - i.0,
-        })
-        .sum();
+    let work: usize = items.iter().map(|i| i.2).sum();
     if threads < 2 || work < PARALLEL_COPY_BYTES {
-        for (_, _, kernel, payload) in items {
+        for (_, _, _, kernel, payload) in items {
             copy_one(shared, &kernel, payload, out, 0, fill)?;
         }
         return Ok(());
     }
     items.sort_by_key(|i| i.0);
-    // Clusters of overlapping byte ranges: (start, end, items).
-    let mut clusters: Vec<(usize, usize, Parts)> = Vec::new();
-    for (lo, hi, kernel, payload) in items {
+    // Clusters of overlapping byte ranges: (start, end, work, items).
+    let mut clusters: Vec<(usize, usize, usize, Parts)> = Vec::new();
+    for (lo, hi, work, kernel, payload) in items {
         match clusters.last_mut() {
             Some(c) if lo < c.1 => {
                 c.1 = c.1.max(hi);
-                c.2.push((kernel, payload));
+                c.2 += work;
+                c.3.push((kernel, payload));
             }
-            _ => clusters.push((lo, hi, vec![(kernel, payload)])),
+            _ => clusters.push((lo, hi, work, vec![(kernel, payload)])),
         }
     }
     if clusters.last().is_some_and(|c| c.1 > out.len()) {
@@ -251,48 +249,57 @@ fn copy_batch(
             out.len()
         )));
     }
-    // Disjoint pieces, handed to the least loaded thread in order of size.
+    if clusters.len() < 2 {
+        // Nothing to split (e.g. a gather whose points all land in one stretch of the
+        // result): copy here, off the runtime's worker.
+        return tokio::task::block_in_place(|| {
+            for (_, _, _, ops) in clusters {
+                for (kernel, payload) in ops {
+                    copy_one(shared, &kernel, payload, out, 0, fill)?;
+                }
+            }
+            Ok(())
+        });
+    }
+    // Disjoint pieces, handed to the least loaded group in order of position.
     let mut groups: Vec<(usize, Vec<Piece<'_>>)> = (0..threads).map(|_| (0, Vec::new())).collect();
     let mut rest = out;
     let mut consumed = 0usize;
-    for (lo, hi, ops) in clusters {
+    for (lo, hi, work, ops) in clusters {
         let (_, tail) = std::mem::take(&mut rest).split_at_mut(lo - consumed);
         let (piece, tail) = tail.split_at_mut(hi - lo);
         rest = tail;
         consumed = hi;
         if let Some(g) = groups.iter_mut().min_by_key(|g| g.0) {
-            g.0 += hi - lo;
+            g.0 += work;
             g.1.push((lo, piece, ops));
         }
     }
+    // The groups run as jobs of rayon's pool (no thread started per round); the scope
+    // ends before this function returns, so nothing outlives the borrow of `out`.
+    let mut results: Vec<Result<()>> = groups.iter().map(|_| Ok(())).collect();
     tokio::task::block_in_place(|| {
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = groups
-                .into_iter()
-                .filter(|g| !g.1.is_empty())
-                .map(|(_, pieces)| {
-                    scope.spawn(move || -> Result<()> {
+        rayon::scope(|scope| {
+            for ((_, pieces), result) in groups.into_iter().zip(results.iter_mut()) {
+                if pieces.is_empty() {
+                    continue;
+                }
+                scope.spawn(move |_| {
+                    let copied = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         for (lo, piece, ops) in pieces {
                             for (kernel, payload) in ops {
                                 copy_one(shared, &kernel, payload, piece, lo, fill)?;
                             }
                         }
                         Ok(())
-                    })
-                })
-                .collect();
-            let mut result = Ok(());
-            for h in handles {
-                let r = h
-                    .join()
-                    .unwrap_or_else(|_| Err(ArrayError::Task("a copy thread panicked".into())));
-                if result.is_ok() {
-                    result = r;
-                }
+                    }));
+                    *result = copied
+                        .unwrap_or_else(|_| Err(ArrayError::Task("a copy job panicked".into())));
+                });
             }
-            result
         })
-    })
+    });
+    results.into_iter().collect()
 }
 
 /// Copies one part into `piece`, the result bytes starting at byte `start`.
@@ -470,10 +477,14 @@ async fn read_shard(
         })
         .await;
     }
-    let inner_ops: Vec<ChunkOp> = work.inner_ops()?.collect::<Result<_, _>>()?;
+    // The inner chunks' operations are lowered on the decode thread; this task only needs
+    // which inner chunks are touched.
     let codec = layout.sharding.index_codec(&shard_shape)?;
-    let needed_all = inner_ops.len() as u64
-        == inner_chunks_in(&work.shard.data_shape, &layout.inner_chunk_shape);
+    let needed_all = work.inner.len()?
+        == u128::from(inner_chunks_in(
+            &work.shard.data_shape,
+            &layout.inner_chunk_shape,
+        ));
     if needed_all {
         // One GET for the whole shard; the decode thread reads the index and the inner
         // chunks out of it (straight from the file on a local store).
@@ -500,9 +511,14 @@ async fn read_shard(
                     object.version().clone(),
                 );
             }
-            decode_inner(&shared, &codec, &index, &key, inner_ops, |r| {
-                Ok(object.read_range(r.clone())?)
-            })
+            decode_inner(
+                &shared,
+                &codec,
+                &index,
+                &key,
+                &work,
+                InnerSource::Object(&object),
+            )
         })
         .await;
     }
@@ -531,8 +547,8 @@ async fn read_shard(
             },
         };
         let mut ranges = Vec::new();
-        for op in &inner_ops {
-            if let Some(r) = index.get(inner_chunk_index(&op.chunk_coords, &cps)?) {
+        for coords in work.inner.chunk_coords()? {
+            if let Some(r) = index.get(inner_chunk_index(&coords, &cps)?) {
                 ranges.push(r);
             }
         }
@@ -555,25 +571,37 @@ async fn read_shard(
     by_start.sort_by_key(|(s, _)| *s);
     let shared = shared.clone();
     on_decode_pool(decode, move || {
-        decode_inner(&shared, &codec, &index, &key, inner_ops, |r| {
-            Ok(by_start
-                .binary_search_by_key(&r.start, |(s, _)| *s)
-                .map(|i| by_start[i].1.clone())
-                .unwrap_or_default())
-        })
+        decode_inner(
+            &shared,
+            &codec,
+            &index,
+            &key,
+            &work,
+            InnerSource::Ranges(&by_start),
+        )
     })
     .await
 }
 
-/// Decodes the inner chunks of `ops` whose bytes `bytes_of(range)` gives; absent ones fill.
+/// Where the encoded inner chunks of one shard come from.
+enum InnerSource<'a> {
+    /// The whole shard, fetched once.
+    Object(&'a FetchedObject),
+    /// The needed ranges, fetched separately: `(start offset, bytes)` sorted by start.
+    Ranges(&'a [(u64, Bytes)]),
+}
+
+/// Decodes the inner chunks `work` reads, taking their bytes from `source`; absent ones
+/// fill.
 fn decode_inner(
     shared: &Shared,
     codec: &ShardIndexCodec,
     index: &ShardIndex,
     key: &StoreKey,
-    ops: Vec<ChunkOp>,
-    bytes_of: impl Fn(&std::ops::Range<u64>) -> Result<Bytes>,
+    work: &ShardWork,
+    source: InnerSource<'_>,
 ) -> Result<Parts> {
+    use std::fmt::Write;
     let meta = shared.node.metadata();
     let layout = shared
         .shards
@@ -581,17 +609,44 @@ fn decode_inner(
         .ok_or_else(|| ArrayError::Internal("inner chunks of an unsharded array".into()))?;
     let cps = codec.chunks_per_shard();
     let elem = shared.elem;
-    // Sparse operations decode into this reused buffer and keep only their cells.
-    let mut scratch = Vec::new();
-    let mut parts = Vec::with_capacity(ops.len());
-    for op in ops {
+    let inner = layout.sharding.inner();
+    let shape = &layout.inner_chunk_shape;
+    let (dt, fv) = (meta.data_type(), meta.fill_value());
+    let chunk_cells = shape
+        .iter()
+        .fold(1usize, |acc, &n| acc.saturating_mul(n as usize));
+    // Reused across inner chunks: decoded cells of sparse operations, encoded bytes read
+    // from a local file, the name used in errors.
+    let (mut scratch, mut encoded_buf, mut name) = (Vec::new(), Vec::new(), String::new());
+    let mut parts = Vec::new();
+    for op in work.inner_ops()? {
+        let op = op?;
         let kernel = Kernel::new(&op)?;
         let Some(range) = index.get(inner_chunk_index(&op.chunk_coords, cps)?) else {
             parts.push((kernel, Payload::Fill));
             continue;
         };
-        let bytes = bytes_of(&range)?;
-        let name = format!("{} inner chunk {:?}", key.as_str(), op.chunk_coords);
+        name.clear();
+        let _ = write!(name, "{} inner chunk {:?}", key.as_str(), op.chunk_coords);
+        let whole = kernel.contiguous_whole_chunk(chunk_cells).is_some();
+        // Shared bytes when they are at hand or must be kept (decoded later, straight into
+        // the result); otherwise a copy into the reused buffer.
+        let shared_bytes = match source {
+            InnerSource::Ranges(fetched) => Some(
+                fetched
+                    .binary_search_by_key(&range.start, |(s, _)| *s)
+                    .map(|i| fetched[i].1.clone())
+                    .unwrap_or_default(),
+            ),
+            InnerSource::Object(object) if whole || object.is_in_memory() => {
+                Some(object.read_range(range.clone())?)
+            }
+            InnerSource::Object(object) => {
+                object.read_range_into(range.clone(), &mut encoded_buf)?;
+                None
+            }
+        };
+        let bytes: &[u8] = shared_bytes.as_deref().unwrap_or(&encoded_buf);
         if bytes.len() as u64 != range.end - range.start {
             return Err(ArrayError::InvalidData {
                 key: name,
@@ -602,24 +657,22 @@ fn decode_inner(
                 ),
             });
         }
-        let inner = layout.sharding.inner();
-        let shape = &layout.inner_chunk_shape;
-        let (dt, fv) = (meta.data_type(), meta.fill_value());
-        let encoded = Encoded {
-            bytes,
-            shape: shape.clone(),
-            inner: true,
-            name,
+        let payload = if whole {
+            Payload::Encoded(Encoded {
+                bytes: shared_bytes
+                    .clone()
+                    .unwrap_or_else(|| Bytes::copy_from_slice(bytes)),
+                shape: shape.clone(),
+                inner: true,
+                name: name.clone(),
+            })
+        } else if kernel.cells().saturating_mul(SPARSE_RATIO) <= chunk_cells {
+            scratch.resize(chunk_cells.saturating_mul(elem), 0);
+            inner.decode_into(bytes, shape, dt, fv, &name, &mut scratch)?;
+            Payload::Packed(kernel.pack(&scratch, elem)?)
+        } else {
+            Payload::Data(inner.decode(bytes, shape, dt, fv, &name)?)
         };
-        let name = encoded.name.clone();
-        let payload = chunk_payload(
-            &kernel,
-            encoded,
-            elem,
-            &mut scratch,
-            |b, out| Ok(inner.decode_into(b, shape, dt, fv, &name, out)?),
-            |b| Ok(inner.decode(b, shape, dt, fv, &name)?),
-        )?;
         parts.push((kernel, payload));
     }
     Ok(parts)

@@ -72,24 +72,42 @@ impl FetchedObject {
         &self.version
     }
 
+    /// Whether the body is in memory (pieces are then shared slices, not copies).
+    pub fn is_in_memory(&self) -> bool {
+        matches!(self.body, Body::Bytes(_))
+    }
+
     /// Bytes `range` of the object. For a local file this is a blocking positioned read:
     /// call it from a blocking thread.
     pub fn read_range(&self, range: Range<u64>) -> Result<Bytes, StoreError> {
-        if range.start > range.end || range.end > self.size {
-            return Err(StoreError::InvalidRange {
-                url: self.url.clone(),
-                start: range.start,
-                end: range.end,
-                reason: format!("outside the {}-byte object", self.size),
-            });
-        }
         match &self.body {
-            Body::Bytes(b) => Ok(b.slice(range.start as usize..range.end as usize)),
+            Body::Bytes(b) => {
+                self.check(&range)?;
+                Ok(b.slice(range.start as usize..range.end as usize))
+            }
+            #[cfg(unix)]
+            Body::File { .. } => {
+                let mut buf = Vec::new();
+                self.read_range_into(range, &mut buf)?;
+                Ok(Bytes::from(buf))
+            }
+        }
+    }
+
+    /// Copies bytes `range` of the object into `buf` (resized to the range's length),
+    /// reusing its allocation. Blocking for a local file, like [`FetchedObject::read_range`].
+    pub fn read_range_into(&self, range: Range<u64>, buf: &mut Vec<u8>) -> Result<(), StoreError> {
+        self.check(&range)?;
+        let len = (range.end - range.start) as usize;
+        buf.resize(len, 0);
+        match &self.body {
+            Body::Bytes(b) => {
+                buf.copy_from_slice(&b[range.start as usize..range.end as usize]);
+                Ok(())
+            }
             #[cfg(unix)]
             Body::File { file, start } => {
                 use std::os::unix::fs::FileExt;
-                let len = (range.end - range.start) as usize;
-                let mut buf = vec![0u8; len];
                 let mut done = 0;
                 while done < len {
                     match file.read_at(&mut buf[done..], start + range.start + done as u64) {
@@ -113,8 +131,20 @@ impl FetchedObject {
                         }
                     }
                 }
-                Ok(Bytes::from(buf))
+                Ok(())
             }
         }
+    }
+
+    fn check(&self, range: &Range<u64>) -> Result<(), StoreError> {
+        if range.start > range.end || range.end > self.size {
+            return Err(StoreError::InvalidRange {
+                url: self.url.clone(),
+                start: range.start,
+                end: range.end,
+                reason: format!("outside the {}-byte object", self.size),
+            });
+        }
+        Ok(())
     }
 }
