@@ -42,15 +42,14 @@ impl IndexTransform {
         mode: SelectionMode,
         dialect: Dialect,
     ) -> Result<IndexTransform> {
-        let converted;
-        let literal = match dialect {
-            Dialect::Literal => selection,
-            Dialect::Positional => {
-                converted = to_literal(selection, self.domain())?;
-                &converted
-            }
+        let rank = self.domain().rank();
+        // A positional selection is converted into a new literal one, whose arrays then
+        // move into the transform instead of being copied again.
+        let items = match dialect {
+            Dialect::Literal => selection.expanded(rank)?,
+            Dialect::Positional => to_literal(selection, self.domain())?.into_expanded(rank)?,
         };
-        selection_transform(self.domain(), literal, mode)?.compose(self)
+        selection_transform(self.domain(), items, mode)?.compose(self)
     }
 }
 
@@ -67,12 +66,13 @@ enum Pending {
 }
 
 /// The transform from the domain a literal selection creates to `domain`.
+///
+/// `items` is the selection expanded to the domain's rank ([`Selection::expanded`]).
 pub(crate) fn selection_transform(
     domain: &IndexDomain,
-    selection: &Selection,
+    items: Vec<SelectionItem>,
     mode: SelectionMode,
 ) -> Result<IndexTransform> {
-    let items = selection.expanded(domain.rank())?;
     if mode == SelectionMode::Basic
         && let Some(item) = items.iter().find(|i| i.is_array())
     {
@@ -85,7 +85,8 @@ pub(crate) fn selection_transform(
             "{what} is not allowed in basic indexing; use oindex (outer) or vindex (vectorized)"
         )));
     }
-    let vector = VectorPart::new(domain, &items, mode)?;
+    let mut items = items;
+    let mut vector = VectorPart::new(domain, &mut items, mode)?;
     let mut lo = Vec::new();
     let mut hi = Vec::new();
     let mut pending: Vec<Pending> = Vec::with_capacity(domain.rank());
@@ -126,10 +127,10 @@ pub(crate) fn selection_transform(
                 dim += 1;
             }
             _ if mode == SelectionMode::Vectorized => {
-                let v = vector.as_ref().ok_or_else(|| {
+                let v = vector.as_mut().ok_or_else(|| {
                     IndexError::InvalidSelection("internal: missing vectorized part".into())
                 })?;
-                for a in v.arrays_for_item(pos) {
+                for a in v.take_arrays_for_item(pos) {
                     pending.push(Pending::Vector(a));
                     dim += 1;
                 }
@@ -222,9 +223,11 @@ struct VectorPart {
 }
 
 impl VectorPart {
+    /// Takes the index arrays out of `items` (left empty: the caller places them through
+    /// [`VectorPart::take_arrays_for_item`]).
     fn new(
         domain: &IndexDomain,
-        items: &[SelectionItem],
+        items: &mut [SelectionItem],
         mode: SelectionMode,
     ) -> Result<Option<VectorPart>> {
         if mode != SelectionMode::Vectorized {
@@ -232,7 +235,7 @@ impl VectorPart {
         }
         let mut arrays = Vec::new();
         let mut dim = 0usize;
-        for (pos, item) in items.iter().enumerate() {
+        for (pos, item) in items.iter_mut().enumerate() {
             let mut per_item = Vec::new();
             match item {
                 SelectionItem::Ellipsis | SelectionItem::NewAxis => continue,
@@ -249,7 +252,7 @@ impl VectorPart {
                     for &v in a.iter() {
                         check_coordinate(v, domain.interval(dim), dim)?;
                     }
-                    per_item.push(a.clone());
+                    per_item.push(std::mem::take(a));
                     dim += 1;
                 }
                 SelectionItem::Mask(m) => {
@@ -285,11 +288,12 @@ impl VectorPart {
         }))
     }
 
-    fn arrays_for_item(&self, pos: usize) -> Vec<ArrayD<i64>> {
+    /// The arrays of item `pos`, moved out.
+    fn take_arrays_for_item(&mut self, pos: usize) -> Vec<ArrayD<i64>> {
         self.arrays
-            .iter()
+            .iter_mut()
             .find(|(p, _)| *p == pos)
-            .map(|(_, v)| v.clone())
+            .map(|(_, v)| std::mem::take(v))
             .unwrap_or_default()
     }
 }

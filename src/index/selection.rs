@@ -161,6 +161,12 @@ impl Selection {
     /// Expands `...` and pads with full slices so that the items consume exactly `rank`
     /// dimensions. Fails on two ellipses or too many indices.
     pub(crate) fn expanded(&self, rank: usize) -> Result<Vec<SelectionItem>> {
+        self.clone().into_expanded(rank)
+    }
+
+    /// [`Selection::expanded`], consuming the selection (index arrays are moved, not
+    /// copied).
+    pub(crate) fn into_expanded(self, rank: usize) -> Result<Vec<SelectionItem>> {
         let n_ellipsis = self
             .items
             .iter()
@@ -179,12 +185,12 @@ impl Selection {
         }
         let fill = rank - consumed;
         let mut out = Vec::with_capacity(self.items.len() + fill);
-        for item in &self.items {
+        for item in self.items {
             if matches!(item, SelectionItem::Ellipsis) {
                 out.push(SelectionItem::Ellipsis);
                 out.extend((0..fill).map(|_| SelectionItem::Slice(Slice::full())));
             } else {
-                out.push(item.clone());
+                out.push(item);
             }
         }
         if n_ellipsis == 0 {
