@@ -106,11 +106,13 @@ pub(crate) async fn read_into(
     let work = match &shared.shards {
         Some(layout) => {
             let plan = plan_sharded(transform, &shared.grids, &layout.inner_chunk_shape)?;
-            Work::Shards(plan.shards()?.collect::<Result<_, _>>()?)
+            let rows: Vec<Vec<usize>> = plan.outer().partition()?.rows().collect();
+            Work::Shards(plan_rows(&rows, |row| Ok(plan.shard_at(row)?))?)
         }
         None => {
             let plan = plan_chunks(transform, &shared.grids)?;
-            Work::Chunks(plan.ops()?.collect::<Result<_, _>>()?)
+            let rows: Vec<Vec<usize>> = plan.partition()?.rows().collect();
+            Work::Chunks(plan_rows(&rows, |row| Ok(plan.op_at(row)?))?)
         }
     };
     // The producer fetches and decodes (kernels compiled on the decode pool) and hands
@@ -168,6 +170,24 @@ pub(crate) async fn read_into(
     handle.await.map_err(|e| ArrayError::Task(e.to_string()))?;
     Ok(())
 }
+
+/// Plans every row (touched shard or chunk) with `plan_row`, in order; many rows are
+/// planned in parallel on rayon's pool (a gather's shards each lower thousands of points).
+fn plan_rows<T: Send>(
+    rows: &[Vec<usize>],
+    plan_row: impl Fn(&[usize]) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    use rayon::prelude::*;
+    let multi_thread = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if rows.len() < PARALLEL_PLAN_ROWS || !multi_thread {
+        return rows.iter().map(|r| plan_row(r)).collect();
+    }
+    tokio::task::block_in_place(|| rows.par_iter().map(|r| plan_row(r)).collect())
+}
+
+/// Fewer rows than this are planned on the calling thread.
+const PARALLEL_PLAN_ROWS: usize = 8;
 
 /// A piece of the result for one copy thread: start byte, the bytes, what lands there.
 type Piece<'a> = (usize, &'a mut [u8], Parts);
@@ -372,6 +392,21 @@ fn fill_part(op: &ChunkOp) -> Result<Parts> {
     Ok(vec![(Kernel::new(op)?, Payload::Fill)])
 }
 
+/// Runs CPU work on rayon's pool and waits for its result.
+async fn on_cpu_pool<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    rayon::spawn(move || {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+            .unwrap_or_else(|_| Err(ArrayError::Task("a planning job panicked".into())));
+        // The read may be gone (cancelled): nobody to tell.
+        let _ = tx.send(result);
+    });
+    rx.await
+        .map_err(|_| ArrayError::Task("a planning job ended without a result".into()))?
+}
+
 /// Runs a decode on the blocking pool, at most `decode_threads` at a time (see
 /// [`DecodeGate`]).
 async fn on_decode_pool<T: Send + 'static>(
@@ -477,10 +512,17 @@ async fn read_shard(
         })
         .await;
     }
-    // The inner chunks' operations are lowered on the decode thread; this task only needs
-    // which inner chunks are touched.
+    // Which inner chunks are touched (the inner partition: for scattered points, a grouping
+    // of the shard's points) is worked out on rayon's pool, so the shards of a read are
+    // partitioned in parallel rather than one after the other on this task before the
+    // first fetch; their operations are lowered on the decode thread.
     let codec = layout.sharding.index_codec(&shard_shape)?;
-    let needed_all = work.inner.len()?
+    let (work, touched) = on_cpu_pool(move || {
+        let touched = work.inner.len()?;
+        Ok((work, touched))
+    })
+    .await?;
+    let needed_all = touched
         == u128::from(inner_chunks_in(
             &work.shard.data_shape,
             &layout.inner_chunk_shape,
