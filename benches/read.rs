@@ -594,6 +594,8 @@ async fn zs_async_gather(a: &AsyncArr, points: &[Point], spawn: bool) -> Vec<u16
 /// `--profile CASE LIB [REPS]`: runs one case of one library `REPS` times (default 20) on the
 /// full-size data in `ZARRFLOW_BENCH_DATA` (generated if missing) and prints each time, for
 /// `perf record`. CASE: `all`, `sub`, `gather`; LIB: `zarrflow`, `zarrs-sync`.
+/// `ZARRFLOW_BENCH_CONCURRENCY` / `ZARRFLOW_BENCH_DECODE_THREADS` override zarrflow's
+/// request concurrency and decode threads.
 fn profile(args: &[String]) {
     let (case, lib) = (args[0].as_str(), args[1].as_str());
     let reps: usize = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(20);
@@ -612,17 +614,19 @@ fn profile(args: &[String]) {
         "all" => [0..n, 0..n, 0..n],
         _ => [100..300, 100..300, 100..300],
     };
-    let mut zf = rt.block_on(zf_open_local(&dir));
-    if let Some(c) = std::env::var("ZARRFLOW_BENCH_CONCURRENCY")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        let store = Store::open(dir.to_str().unwrap(), StoreOptions::default()).unwrap();
-        let options = ArrayOptions::default().with_request_concurrency(c);
-        zf = rt
-            .block_on(ZfArray::open_in(&store, &StoreKey::root(), options))
-            .unwrap();
+    // Optional overrides of zarrflow's options, for experiments.
+    let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse().ok());
+    let mut options = ArrayOptions::default();
+    if let Some(c) = env("ZARRFLOW_BENCH_CONCURRENCY") {
+        options = options.with_request_concurrency(c);
     }
+    if let Some(t) = env("ZARRFLOW_BENCH_DECODE_THREADS") {
+        options = options.with_decode_threads(t);
+    }
+    let store = Store::open(dir.to_str().unwrap(), StoreOptions::default()).unwrap();
+    let zf = rt
+        .block_on(ZfArray::open_in(&store, &StoreKey::root(), options))
+        .unwrap();
     let zs = zs_sync_open(&dir);
     for _ in 0..reps {
         let t = Instant::now();

@@ -44,7 +44,11 @@ use cache::IndexCache;
 pub struct ArrayOptions {
     /// Shards (or chunks) fetched concurrently.
     pub request_concurrency: usize,
-    /// Chunks decoded at once on the blocking pool (default: the number of cores).
+    /// Chunks (or shards) decoded at once on the blocking pool. Default: one more than the
+    /// number of cores — decoding a local shard includes blocking positioned reads of its
+    /// file, and the extra decode keeps every core busy while another waits (measured: the
+    /// 100k-point gather of `cargo bench --bench read` runs 10–25 % faster on 2 cores, other
+    /// cases unchanged).
     pub decode_threads: usize,
     /// Byte budget of the shard-index cache; 0 turns it off.
     pub index_cache_bytes: u64,
@@ -59,7 +63,7 @@ impl Default for ArrayOptions {
     fn default() -> Self {
         ArrayOptions {
             request_concurrency: 32,
-            decode_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            decode_threads: std::thread::available_parallelism().map_or(2, |n| n.get()) + 1,
             index_cache_bytes: 64 << 20,
             store_empty_chunks: false,
             verify_checksums: true,
