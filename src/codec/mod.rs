@@ -356,24 +356,22 @@ impl CodecPipeline {
         key: &str,
         out: &mut [u8],
     ) -> Result<(), CodecError> {
-        if let Some((direct, size)) = self.direct_for(shape, data_type) {
-            if size != out.len() {
-                return Err(CodecError::WrongSize {
-                    key: format!("{key} (destination)"),
-                    expected: size as u64,
-                    got: out.len() as u64,
-                });
+        let destination = |expected: usize| {
+            if expected == out.len() {
+                return Ok(());
             }
+            Err(CodecError::WrongSize {
+                key: format!("{key} (destination)"),
+                expected: expected as u64,
+                got: out.len() as u64,
+            })
+        };
+        if let Some((direct, size)) = self.direct_for(shape, data_type) {
+            destination(size)?;
             return direct.decode_into(encoded, out, key);
         }
         let decoded = self.decode(encoded, shape, data_type, fill_value, key)?;
-        if decoded.len() != out.len() {
-            return Err(CodecError::WrongSize {
-                key: format!("{key} (destination)"),
-                expected: decoded.len() as u64,
-                got: out.len() as u64,
-            });
-        }
+        destination(decoded.len())?;
         out.copy_from_slice(&decoded);
         Ok(())
     }
