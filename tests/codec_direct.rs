@@ -216,3 +216,49 @@ fn wrong_sizes_and_corrupt_frames_are_typed_errors() {
         .unwrap_err();
     assert!(matches!(err, CodecError::WrongSize { .. }), "{err:?}");
 }
+
+/// A zstd frame without a declared size made of `blocks` raw blocks of one byte each: its
+/// block bound (128 KiB a block) is far above what it holds.
+fn many_block_frame(blocks: usize) -> Vec<u8> {
+    // magic, frame header descriptor (no content size, not single-segment), window 128 KiB
+    let mut f = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38];
+    for i in 0..blocks {
+        let last = u8::from(i + 1 == blocks);
+        // block header: last bit, type raw (0), size 1
+        f.extend_from_slice(&[0x08 | last, 0x00, 0x00, 7]);
+    }
+    f
+}
+
+#[test]
+fn chains_decoded_by_zarrs_accept_undeclared_sizes_within_bounds() {
+    // big-endian bytes: not a direct chain, so zarrs decodes it after zarrflow's size checks
+    let p = pipeline(json!([
+        {"name": "bytes", "configuration": {"endian": "big"}},
+        {"name": "zstd", "configuration": {"level": 3, "checksum": false}}
+    ]));
+    let (dt, fv) = u16_type();
+    let shape = [8u64, 8];
+    let raw = vec![5u8; 128];
+    let mut enc = zstd::stream::Encoder::new(Vec::new(), 3).unwrap();
+    enc.write_all(&raw).unwrap();
+    let streamed = enc.finish().unwrap();
+    assert_eq!(p.decode(&streamed, &shape, &dt, &fv, "c/0").unwrap(), raw);
+    // 128 one-byte blocks: 128 bytes of data, a 16 MiB block bound
+    let hostile = many_block_frame(128);
+    assert_eq!(
+        zstd::bulk::decompress(&hostile, 128).unwrap(),
+        vec![7u8; 128]
+    );
+    match p.decode(&hostile, &shape, &dt, &fv, "c/1") {
+        Err(CodecError::WrongSize { key, .. }) => assert!(key.contains("block bound"), "{key}"),
+        other => panic!("{other:?}"),
+    }
+    // the direct path decodes it into the chunk's buffer, nothing more
+    assert_eq!(
+        zstd_chain()
+            .decode(&hostile, &shape, &dt, &fv, "c/1")
+            .unwrap(),
+        vec![7u8; 128]
+    );
+}

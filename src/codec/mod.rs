@@ -42,10 +42,16 @@ pub(crate) fn codec_err(
     }
 }
 
+/// How far the block bound of zstd frames without a declared size may exceed the decoded
+/// size: two 128 KiB blocks (a valid frame's last block, and one of rounding).
+const UNDECLARED_ZSTD_SLACK: u64 = 2 << 17;
+
 /// Checks, before decoding, that a `zstd` frame does not declare more decoded bytes than
 /// the codec's decoded representation allows. zstd frames carry their content size (up to
 /// 2^64 − 1) and zarrs allocates a buffer of that size before decompressing, so a hostile
-/// frame would otherwise abort the process on a failed allocation.
+/// frame would otherwise abort the process on a failed allocation. A frame without a
+/// declared size (written by a streaming encoder) passes when the block bound zarrs
+/// allocates for it stays within the decoded size plus [`UNDECLARED_ZSTD_SLACK`].
 ///
 /// `b2b` are the bytes→bytes codecs with the decoded representation of each (the input to
 /// the codec when encoding). The walk goes from the outermost codec inwards through codecs
@@ -64,15 +70,31 @@ fn check_declared_sizes(
                     BytesRepresentation::FixedSize(n) | BytesRepresentation::BoundedSize(n) => *n,
                     BytesRepresentation::UnboundedSize => return Ok(()),
                 };
-                // frames whose size cannot be bounded decode by streaming in zarrs
-                if let Some(bound) = zstd::bulk::Decompressor::upper_bound(view)
-                    && bound as u64 > limit
-                {
-                    return Err(CodecError::WrongSize {
-                        key: format!("{key} (zstd frame content size)"),
-                        expected: limit,
-                        got: bound as u64,
-                    });
+                match zstd::zstd_safe::find_decompressed_size(view) {
+                    // every frame declares its size: their sum must fit
+                    Ok(Some(declared)) if declared > limit => {
+                        return Err(CodecError::WrongSize {
+                            key: format!("{key} (zstd frame content size)"),
+                            expected: limit,
+                            got: declared,
+                        });
+                    }
+                    // a frame without a declared size (streaming encoders write none):
+                    // zarrs allocates the block bound, 128 KiB per block, which a valid
+                    // frame keeps within the chunk size plus two blocks
+                    Ok(None) => {
+                        if let Some(bound) = zstd::bulk::Decompressor::upper_bound(view)
+                            && bound as u64 > limit.saturating_add(UNDECLARED_ZSTD_SLACK)
+                        {
+                            return Err(CodecError::WrongSize {
+                                key: format!("{key} (zstd frame block bound)"),
+                                expected: limit,
+                                got: bound as u64,
+                            });
+                        }
+                    }
+                    // declared sizes that fit, or not a frame: zarrs decodes or reports it
+                    _ => {}
                 }
                 return Ok(());
             }
