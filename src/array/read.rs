@@ -1,15 +1,20 @@
 //! The read executor: plan, fetch, decode, copy into the result.
 //!
-//! Sharded arrays are planned twice (shard grid, then each touched shard's inner-chunk grid).
-//! Per touched shard: when every inner chunk inside the array is needed the whole object is
-//! fetched in one request; otherwise the index comes from the cache or one ranged request and
-//! only the needed inner chunks are fetched, with coalesced ranges. Missing shards, inner
-//! chunks and chunks fill their destination with the fill value without decoding anything.
-//! Fetching and decoding run in a producer task (decodes on tokio's blocking pool, at most
-//! `decode_threads` at a time, copy kernels compiled there too) that hands decoded parts
-//! over a bounded channel; copies into the result run on the calling task, one contiguous
-//! run at a time, so the result buffer (possibly borrowed from the caller) is never shared
-//! with another task.
+//! Sharded arrays are planned twice (shard grid, then each touched shard's inner-chunk grid;
+//! the shards of a read in parallel on rayon's pool). Per touched shard: when every inner
+//! chunk inside the array is needed the whole object is fetched in one request
+//! ([`crate::store::Store::get_object`]: a local shard stays in its file and only its pieces
+//! are read); otherwise the index comes from the cache or one ranged request and only the
+//! needed inner chunks are fetched, with coalesced ranges. Missing shards, inner chunks and
+//! chunks fill their destination with the fill value without decoding anything.
+//!
+//! Fetching and decoding run in a producer task; decodes run on tokio's blocking pool behind
+//! a [`DecodeGate`] (at most `decode_threads` at a time) and hand their parts over a bounded
+//! channel. A part is the fill value, a chunk to decode straight into one contiguous run of
+//! the result, the few cells a sparse operation reads (packed), or a decoded chunk. Copies
+//! (and straight-into-result decodes) run on the calling task, in parallel over disjoint
+//! pieces of the result inside a scope, so the result buffer (possibly borrowed from the
+//! caller) never outlives the call.
 
 use std::sync::Arc;
 
