@@ -276,6 +276,24 @@ fn grids_of(meta: &ArrayMetadata) -> Result<Vec<Arc<dyn DimensionGrid>>> {
     }
 }
 
+/// Whether the caller runs on a multi-threaded tokio runtime (where `block_in_place` may
+/// hand the worker thread over to blocking work).
+pub(crate) fn on_multi_thread_runtime() -> bool {
+    tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+}
+
+/// Runs CPU work that borrows the caller's values: on a multi-threaded runtime the worker
+/// thread is handed over for the duration (`block_in_place`), so other tasks keep running;
+/// the work itself fans out on rayon's pool.
+pub(crate) fn run_parallel<T>(f: impl FnOnce() -> T) -> T {
+    if on_multi_thread_runtime() {
+        tokio::task::block_in_place(f)
+    } else {
+        f()
+    }
+}
+
 /// The C-order index of an inner chunk within its shard's `chunks_per_shard` grid.
 pub(crate) fn inner_chunk_index(coords: &[i64], chunks_per_shard: &[u64]) -> Result<usize> {
     if coords.len() != chunks_per_shard.len()

@@ -30,7 +30,7 @@ use crate::store::{FetchedObject, StoreError, StoreKey};
 use super::error::{ArrayError, Result};
 use super::gate::DecodeGate;
 use super::scatter::Kernel;
-use super::{ShardLayout, Shared, inner_chunk_index};
+use super::{ShardLayout, Shared, inner_chunk_index, on_multi_thread_runtime, run_parallel};
 
 /// What lands in the result for one chunk operation.
 enum Payload {
@@ -183,12 +183,10 @@ fn plan_rows<T: Send>(
     plan_row: impl Fn(&[usize]) -> Result<T> + Sync,
 ) -> Result<Vec<T>> {
     use rayon::prelude::*;
-    let multi_thread = tokio::runtime::Handle::try_current()
-        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
-    if rows.len() < PARALLEL_PLAN_ROWS || !multi_thread {
+    if rows.len() < PARALLEL_PLAN_ROWS {
         return rows.iter().map(|r| plan_row(r)).collect();
     }
-    tokio::task::block_in_place(|| rows.par_iter().map(|r| plan_row(r)).collect())
+    run_parallel(|| rows.par_iter().map(|r| plan_row(r)).collect())
 }
 
 /// Fewer rows than this are planned on the calling thread.
@@ -207,11 +205,10 @@ const DECODE_WEIGHT: usize = 10;
 /// Threads for copying into the result: `decode_threads`, but only on a multi-threaded
 /// runtime (copies run in a scope entered through `block_in_place`).
 fn copy_threads(decode_threads: usize) -> usize {
-    match tokio::runtime::Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            decode_threads.max(1)
-        }
-        _ => 1,
+    if on_multi_thread_runtime() {
+        decode_threads.max(1)
+    } else {
+        1
     }
 }
 

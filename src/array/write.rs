@@ -28,7 +28,7 @@ use crate::store::{ObjectVersion, StoreError, StoreKey};
 
 use super::error::{ArrayError, Result};
 use super::scatter::Kernel;
-use super::{ShardLayout, Shared, inner_chunk_index};
+use super::{ShardLayout, Shared, inner_chunk_index, run_parallel};
 
 /// Where the values of one staged write come from.
 #[derive(Debug, Clone)]
@@ -183,18 +183,6 @@ fn apply(
     Ok(())
 }
 
-/// Runs CPU work that borrows the caller's values: on a multi-threaded runtime the worker
-/// thread is handed over for the duration (`block_in_place`), so other tasks keep running;
-/// the work itself fans out on rayon's pool.
-fn run_parallel<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
-    match tokio::runtime::Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(f)
-        }
-        _ => f(),
-    }
-}
-
 async fn on_blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T> + Send + 'static,
 ) -> Result<T> {
@@ -337,7 +325,7 @@ async fn write_shard(
     let fill = fill_bytes(fv, inner_shape.iter().product::<u64>() as usize, elem);
     let keep_empty = shared.options.store_empty_chunks;
     let cps = codec.chunks_per_shard().to_vec();
-    let encoded = run_parallel(|| {
+    let encoded = run_parallel(|| -> Result<_> {
         let touched: Vec<(&usize, &Vec<(usize, ChunkOp)>)> = target.inner.iter().collect();
         let fresh: BTreeMap<usize, Option<Vec<u8>>> = touched
             .into_par_iter()
