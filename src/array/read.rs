@@ -20,8 +20,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::StreamExt;
+use zarrs::array::{DataType, FillValue};
 
-use crate::codec::{CodecError, ShardIndex, ShardIndexCodec};
+use crate::codec::{CodecError, CodecPipeline, ShardIndex, ShardIndexCodec};
 use crate::hierarchy::read_shard_index_versioned;
 use crate::index::IndexTransform;
 use crate::plan::{ChunkOp, ShardWork, plan_chunks, plan_sharded};
@@ -56,30 +57,51 @@ struct Encoded {
     name: String,
 }
 
-/// The payload of an operation over one stored chunk: the encoded bytes when the chunk
-/// decodes straight into a contiguous run of the result, else the decoded chunk (`decode`),
-/// packed down to the cells read when those are few. `scratch` is a reusable buffer.
-fn chunk_payload(
-    kernel: &Kernel,
-    encoded: Encoded,
+/// How the stored chunks of one kind (the array's chunks, or a shard's inner chunks)
+/// decode: codecs, declared shape, data type, fill value, element size.
+struct ChunkCodec<'a> {
+    pipeline: &'a CodecPipeline,
+    shape: &'a [u64],
+    data_type: &'a DataType,
+    fill_value: &'a FillValue,
     elem: usize,
-    scratch: &mut Vec<u8>,
-    decode_into: impl FnOnce(&[u8], &mut [u8]) -> Result<()>,
-    decode: impl FnOnce(&[u8]) -> Result<Vec<u8>>,
-) -> Result<Payload> {
-    let chunk_cells = encoded
-        .shape
-        .iter()
-        .fold(1usize, |acc, &n| acc.saturating_mul(n as usize));
-    if kernel.contiguous_whole_chunk(chunk_cells).is_some() {
-        return Ok(Payload::Encoded(encoded));
+}
+
+impl ChunkCodec<'_> {
+    /// Cells of a chunk.
+    fn cells(&self) -> usize {
+        self.shape
+            .iter()
+            .fold(1usize, |acc, &n| acc.saturating_mul(n as usize))
     }
-    if kernel.cells().saturating_mul(SPARSE_RATIO) <= chunk_cells {
-        scratch.resize(chunk_cells.saturating_mul(elem), 0);
-        decode_into(&encoded.bytes, scratch)?;
-        return Ok(Payload::Packed(kernel.pack(scratch, elem)?));
+
+    /// The payload of `kernel` over the chunk whose encoded bytes are `bytes`: the encoded
+    /// chunk (`encoded()`) when it decodes straight into one contiguous run of the result,
+    /// the packed cells read when those are few (decoded into `scratch`, reused), else the
+    /// decoded chunk. `name` names the chunk in errors.
+    fn payload(
+        &self,
+        kernel: &Kernel,
+        bytes: &[u8],
+        name: &str,
+        scratch: &mut Vec<u8>,
+        encoded: impl FnOnce() -> Encoded,
+    ) -> Result<Payload> {
+        let cells = self.cells();
+        let (shape, dt, fv) = (self.shape, self.data_type, self.fill_value);
+        if kernel.contiguous_whole_chunk(cells).is_some() {
+            return Ok(Payload::Encoded(encoded()));
+        }
+        if kernel.cells().saturating_mul(SPARSE_RATIO) <= cells {
+            scratch.resize(cells.saturating_mul(self.elem), 0);
+            self.pipeline
+                .decode_into(bytes, shape, dt, fv, name, scratch)?;
+            return Ok(Payload::Packed(kernel.pack(scratch, self.elem)?));
+        }
+        Ok(Payload::Data(
+            self.pipeline.decode(bytes, shape, dt, fv, name)?,
+        ))
     }
-    Ok(Payload::Data(decode(&encoded.bytes)?))
 }
 
 /// Compiled copy kernels with what they copy.
@@ -435,39 +457,31 @@ async fn read_chunk(shared: &Arc<Shared>, op: ChunkOp, decode: Arc<DecodeGate>) 
         .chunk_shape
         .iter()
         .fold(1usize, |acc, &n| acc.saturating_mul(n as usize));
-    if kernel.contiguous_whole_chunk(cells).is_some() {
-        // Decoded straight into the result by the copy stage.
-        let encoded = Encoded {
-            bytes,
+    // A chunk decoded straight into the result (by the copy stage) needs no decode here.
+    let whole = kernel.contiguous_whole_chunk(cells).is_some();
+    let shared = shared.clone();
+    let decode_chunk = move || {
+        let meta = shared.node.metadata();
+        let chunk_codec = ChunkCodec {
+            pipeline: meta.codecs(),
+            shape: &op.chunk_shape,
+            data_type: meta.data_type(),
+            fill_value: meta.fill_value(),
+            elem: shared.elem,
+        };
+        let name = key.to_string();
+        let payload = chunk_codec.payload(&kernel, &bytes, &name, &mut Vec::new(), || Encoded {
+            bytes: bytes.clone(),
             shape: op.chunk_shape.clone(),
             inner: false,
-            name: key.to_string(),
-        };
-        return Ok(vec![(kernel, Payload::Encoded(encoded))]);
-    }
-    let shared = shared.clone();
-    on_decode_pool(decode, move || {
-        let meta = shared.node.metadata();
-        let (codecs, dt, fv) = (meta.codecs(), meta.data_type(), meta.fill_value());
-        let name = key.to_string();
-        let shape = &op.chunk_shape;
-        let encoded = Encoded {
-            bytes,
-            shape: shape.clone(),
-            inner: false,
             name: name.clone(),
-        };
-        let payload = chunk_payload(
-            &kernel,
-            encoded,
-            shared.elem,
-            &mut Vec::new(),
-            |b, out| Ok(codecs.decode_into(b, shape, dt, fv, &name, out)?),
-            |b| Ok(codecs.decode(b, shape, dt, fv, &name)?),
-        )?;
+        })?;
         Ok(vec![(kernel, payload)])
-    })
-    .await
+    };
+    if whole {
+        return decode_chunk();
+    }
+    on_decode_pool(decode, decode_chunk).await
 }
 
 /// An operation reading at most 1/`SPARSE_RATIO` of its chunk's cells is sparse: it keeps
@@ -653,12 +667,15 @@ fn decode_inner(
         .ok_or_else(|| ArrayError::Internal("inner chunks of an unsharded array".into()))?;
     let cps = codec.chunks_per_shard();
     let elem = shared.elem;
-    let inner = layout.sharding.inner();
     let shape = &layout.inner_chunk_shape;
-    let (dt, fv) = (meta.data_type(), meta.fill_value());
-    let chunk_cells = shape
-        .iter()
-        .fold(1usize, |acc, &n| acc.saturating_mul(n as usize));
+    let chunk_codec = ChunkCodec {
+        pipeline: layout.sharding.inner(),
+        shape,
+        data_type: meta.data_type(),
+        fill_value: meta.fill_value(),
+        elem,
+    };
+    let chunk_cells = chunk_codec.cells();
     // Reused across inner chunks: decoded cells of sparse operations, encoded bytes read
     // from a local file, the name used in errors.
     let (mut scratch, mut encoded_buf, mut name) = (Vec::new(), Vec::new(), String::new());
@@ -701,22 +718,14 @@ fn decode_inner(
                 ),
             });
         }
-        let payload = if whole {
-            Payload::Encoded(Encoded {
-                bytes: shared_bytes
-                    .clone()
-                    .unwrap_or_else(|| Bytes::copy_from_slice(bytes)),
-                shape: shape.clone(),
-                inner: true,
-                name: name.clone(),
-            })
-        } else if kernel.cells().saturating_mul(SPARSE_RATIO) <= chunk_cells {
-            scratch.resize(chunk_cells.saturating_mul(elem), 0);
-            inner.decode_into(bytes, shape, dt, fv, &name, &mut scratch)?;
-            Payload::Packed(kernel.pack(&scratch, elem)?)
-        } else {
-            Payload::Data(inner.decode(bytes, shape, dt, fv, &name)?)
-        };
+        let payload = chunk_codec.payload(&kernel, bytes, &name, &mut scratch, || Encoded {
+            bytes: shared_bytes
+                .clone()
+                .unwrap_or_else(|| Bytes::copy_from_slice(bytes)),
+            shape: shape.clone(),
+            inner: true,
+            name: name.clone(),
+        })?;
         parts.push((kernel, payload));
     }
     Ok(parts)
