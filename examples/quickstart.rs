@@ -29,7 +29,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let spec = ArraySpec::new(vec![100, 200], "float32")
         .shard_shape(vec![50, 100])
         .inner_chunk_shape(vec![10, 20])
-        .dimension_names(vec![Some("y".into()), Some("x".into())]);
+        .dimension_names(["y", "x"]);
     let array = Array::create(&store, &StoreKey::root(), &spec, ArrayOptions::default()).await?;
     println!("created {} {:?}", store.url(), array.shape());
 

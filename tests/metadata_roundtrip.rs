@@ -482,7 +482,7 @@ fn creation_spec_defaults_and_validation() {
     let a = ArraySpec::new(vec![100, 200], "uint16")
         .shard_shape(vec![50, 100])
         .inner_chunk_shape(vec![10, 20])
-        .dimension_names(vec![Some("y".into()), None])
+        .dimension_names([Some("y"), None])
         .fill_value(json!(7))
         .unwrap()
         .build()
@@ -517,7 +517,7 @@ fn creation_spec_defaults_and_validation() {
         "{err}"
     );
     let err = ArraySpec::new(vec![100, 3], "uint8")
-        .dimension_names(vec![None])
+        .dimension_names([None::<&str>])
         .build()
         .unwrap_err();
     assert!(

@@ -308,10 +308,7 @@ async fn truncated_bodies_are_errors_never_values() {
     let spec = ArraySpec::new(vec![64, 64], "uint16")
         .shard_shape(vec![32, 32])
         .inner_chunk_shape(vec![4, 4])
-        .codecs(
-            serde_json::from_str(r#"[{"name":"bytes","configuration":{"endian":"little"}}]"#)
-                .unwrap(),
-        );
+        .codecs([zarrflow::metadata::CodecSpec::bytes()]);
     let array = Array::create(&store, &StoreKey::root(), &spec, ArrayOptions::default())
         .await
         .unwrap();

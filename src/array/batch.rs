@@ -12,6 +12,7 @@ use super::{Array, ArrayView, Element};
 /// ([`with_max_bytes`](Self::with_max_bytes), 256 MiB by default) is refused, so commit
 /// before staging more.
 #[derive(Debug)]
+#[must_use = "a batch writes nothing until it is committed"]
 pub struct WriteBatch {
     array: Array,
     staged: Vec<StagedWrite<'static>>,
@@ -30,6 +31,7 @@ impl WriteBatch {
     }
 
     /// Sets the byte budget of staged values.
+    #[must_use]
     pub fn with_max_bytes(mut self, bytes: usize) -> Self {
         self.max_bytes = bytes;
         self
@@ -71,12 +73,14 @@ impl WriteBatch {
         Ok(())
     }
 
-    /// Stages an array of values for `view`.
-    pub fn stage<T: Element>(
-        &mut self,
-        view: &ArrayView,
-        values: &ndarray::ArrayViewD<'_, T>,
-    ) -> Result<()> {
+    /// Stages an array of values (any ndarray array or view of the element type) for
+    /// `view`.
+    pub fn stage<T, S, D>(&mut self, view: &ArrayView, values: &ndarray::ArrayBase<S, D>) -> Result<()>
+    where
+        T: Element,
+        S: ndarray::Data<Elem = T>,
+        D: ndarray::Dimension,
+    {
         view.check_element::<T>()?;
         let flat: Vec<T> = values.iter().copied().collect();
         let shape: Vec<u64> = values.shape().iter().map(|&n| n as u64).collect();
@@ -89,7 +93,8 @@ impl WriteBatch {
         self.stage_bytes(view, &T::to_ne_bytes_vec(&[value]), &[])
     }
 
-    /// Applies every staged write, touching each shard (or chunk) once.
+    /// Applies every staged write, touching each shard (or chunk) once. Dropping a batch
+    /// without calling this writes nothing.
     pub async fn commit(self) -> Result<()> {
         super::write::write(&self.array.shared, &self.staged).await
     }

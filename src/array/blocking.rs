@@ -1,16 +1,19 @@
 //! A blocking facade for code without an async runtime.
 //!
-//! The calls run on a private multi-threaded tokio runtime created on first use. Calling
-//! them from inside a runtime is refused with [`ArrayError::BlockingInAsyncContext`] instead
-//! of deadlocking.
+//! Every async operation of [`Array`], [`ArrayView`] and [`WriteBatch`] has a `_blocking`
+//! twin that runs it on a private multi-threaded tokio runtime created on first use.
+//! Calling them from inside a runtime is refused with [`ArrayError::BlockingInAsyncContext`]
+//! instead of deadlocking.
 
 use std::future::Future;
 use std::sync::OnceLock;
 
-use ndarray::ArrayD;
+use ndarray::{ArrayBase, ArrayD, Data, DataMut, Dimension};
 
 use super::error::{ArrayError, Result};
-use super::{Array, ArrayView, Element};
+use super::{Array, ArrayOptions, ArrayView, Element, WriteBatch};
+use crate::metadata::ArraySpec;
+use crate::store::{Store, StoreKey};
 
 fn runtime() -> Result<&'static tokio::runtime::Runtime> {
     static RUNTIME: OnceLock<std::result::Result<tokio::runtime::Runtime, String>> =
@@ -40,6 +43,45 @@ impl Array {
     pub fn open_blocking(url: &str) -> Result<Array> {
         block_on(Array::open(url))?
     }
+
+    /// [`Array::open_in`] for code without an async runtime.
+    pub fn open_in_blocking(store: &Store, path: &StoreKey, options: ArrayOptions) -> Result<Array> {
+        block_on(Array::open_in(store, path, options))?
+    }
+
+    /// [`Array::create`] for code without an async runtime.
+    pub fn create_blocking(
+        store: &Store,
+        path: &StoreKey,
+        spec: &ArraySpec,
+        options: ArrayOptions,
+    ) -> Result<Array> {
+        block_on(Array::create(store, path, spec, options))?
+    }
+
+    /// [`Array::create_overwrite`] for code without an async runtime.
+    pub fn create_overwrite_blocking(
+        store: &Store,
+        path: &StoreKey,
+        spec: &ArraySpec,
+        options: ArrayOptions,
+    ) -> Result<Array> {
+        block_on(Array::create_overwrite(store, path, spec, options))?
+    }
+
+    /// [`Array::create_at`] for code without an async runtime.
+    pub fn create_at_blocking(url: &str, spec: &ArraySpec) -> Result<Array> {
+        block_on(Array::create_at(url, spec))?
+    }
+
+    /// [`Array::set_attribute`] for code without an async runtime.
+    pub fn set_attribute_blocking(
+        &mut self,
+        key: impl Into<String>,
+        value: impl Into<serde_json::Value>,
+    ) -> Result<()> {
+        block_on(self.set_attribute(key, value))?
+    }
 }
 
 impl ArrayView {
@@ -48,8 +90,50 @@ impl ArrayView {
         block_on(self.read::<T>())?
     }
 
+    /// [`ArrayView::read_as`] for code without an async runtime.
+    pub fn read_as_blocking<T: Element, D: Dimension>(&self) -> Result<ndarray::Array<T, D>> {
+        block_on(self.read_as::<T, D>())?
+    }
+
+    /// [`ArrayView::read_into`] for code without an async runtime.
+    pub fn read_into_blocking<T, S, D>(&self, out: &mut ArrayBase<S, D>) -> Result<()>
+    where
+        T: Element,
+        S: DataMut<Elem = T>,
+        D: Dimension,
+    {
+        block_on(self.read_into(out))?
+    }
+
     /// [`ArrayView::read_bytes`] for code without an async runtime.
     pub fn read_bytes_blocking(&self) -> Result<Vec<u8>> {
         block_on(self.read_bytes())?
+    }
+
+    /// [`ArrayView::write`] for code without an async runtime.
+    pub fn write_blocking<T, S, D>(&self, values: &ArrayBase<S, D>) -> Result<()>
+    where
+        T: Element,
+        S: Data<Elem = T>,
+        D: Dimension,
+    {
+        block_on(self.write(values))?
+    }
+
+    /// [`ArrayView::write_scalar`] for code without an async runtime.
+    pub fn write_scalar_blocking<T: Element>(&self, value: T) -> Result<()> {
+        block_on(self.write_scalar(value))?
+    }
+
+    /// [`ArrayView::write_bytes`] for code without an async runtime.
+    pub fn write_bytes_blocking(&self, values: &[u8], shape: &[u64]) -> Result<()> {
+        block_on(self.write_bytes(values, shape))?
+    }
+}
+
+impl WriteBatch {
+    /// [`WriteBatch::commit`] for code without an async runtime.
+    pub fn commit_blocking(self) -> Result<()> {
+        block_on(self.commit())?
     }
 }

@@ -3,20 +3,31 @@
 use half::f16;
 use num_complex::Complex;
 
+use crate::metadata::{ArraySpec, DataType};
+
 mod sealed {
     pub trait Sealed {}
 }
 
 /// A Rust type that holds the elements of an array of a matching Zarr data type.
 ///
-/// Implemented for `bool`, the integer types, `f16`, `f32`, `f64`, `Complex<f32>`
-/// (`complex64`) and `Complex<f64>` (`complex128`). Raw types (`r*`) are read with the
-/// untyped byte API.
+/// Implemented for `bool`, the integer types, `f16` ([`half::f16`], re-exported as
+/// `zarrflow::half`), `f32`, `f64`, `Complex<f32>` (`complex64`) and `Complex<f64>`
+/// (`complex128`, [`num_complex::Complex`], re-exported as `zarrflow::num_complex`). Raw types
+/// (`r*`) are read with the untyped byte API.
+///
+/// ```
+/// use zarrflow::{DataType, Element};
+/// assert_eq!(<f32 as Element>::DTYPE, DataType::Float32);
+/// assert_eq!(<u16 as Element>::DATA_TYPE, "uint16");
+/// ```
 pub trait Element:
     Copy + Send + Sync + Default + bytemuck::Zeroable + 'static + sealed::Sealed
 {
-    /// The Zarr data type name this type reads and writes.
-    const DATA_TYPE: &'static str;
+    /// The data type this type reads and writes.
+    const DTYPE: DataType;
+    /// The Zarr data type name this type reads and writes (`DTYPE`'s name).
+    const DATA_TYPE: &'static str = Self::DTYPE.name();
     /// The Rust type name, for error messages.
     const RUST_NAME: &'static str;
 
@@ -35,10 +46,10 @@ pub trait Element:
 }
 
 macro_rules! pod_element {
-    ($t:ty, $name:literal) => {
+    ($t:ty, $dtype:ident) => {
         impl sealed::Sealed for $t {}
         impl Element for $t {
-            const DATA_TYPE: &'static str = $name;
+            const DTYPE: DataType = DataType::$dtype;
             const RUST_NAME: &'static str = stringify!($t);
             fn as_bytes_mut(values: &mut [Self]) -> Option<&mut [u8]> {
                 Some(bytemuck::cast_slice_mut(values))
@@ -60,23 +71,23 @@ macro_rules! pod_element {
     };
 }
 
-pod_element!(i8, "int8");
-pod_element!(i16, "int16");
-pod_element!(i32, "int32");
-pod_element!(i64, "int64");
-pod_element!(u8, "uint8");
-pod_element!(u16, "uint16");
-pod_element!(u32, "uint32");
-pod_element!(u64, "uint64");
-pod_element!(f16, "float16");
-pod_element!(f32, "float32");
-pod_element!(f64, "float64");
-pod_element!(Complex<f32>, "complex64");
-pod_element!(Complex<f64>, "complex128");
+pod_element!(i8, Int8);
+pod_element!(i16, Int16);
+pod_element!(i32, Int32);
+pod_element!(i64, Int64);
+pod_element!(u8, UInt8);
+pod_element!(u16, UInt16);
+pod_element!(u32, UInt32);
+pod_element!(u64, UInt64);
+pod_element!(f16, Float16);
+pod_element!(f32, Float32);
+pod_element!(f64, Float64);
+pod_element!(Complex<f32>, Complex64);
+pod_element!(Complex<f64>, Complex128);
 
 impl sealed::Sealed for bool {}
 impl Element for bool {
-    const DATA_TYPE: &'static str = "bool";
+    const DTYPE: DataType = DataType::Bool;
     const RUST_NAME: &'static str = "bool";
     fn as_bytes_mut(_: &mut [Self]) -> Option<&mut [u8]> {
         None
@@ -96,5 +107,13 @@ impl Element for bool {
                 _ => None,
             })
             .collect()
+    }
+}
+
+impl ArraySpec {
+    /// A spec for `shape` and the data type of the Rust element type `T`:
+    /// `ArraySpec::of::<f32>([100, 200])`.
+    pub fn of<T: Element>(shape: impl Into<Vec<u64>>) -> Self {
+        ArraySpec::with_data_type(shape, T::DTYPE)
     }
 }

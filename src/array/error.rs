@@ -43,9 +43,9 @@ pub enum ArrayError {
         /// The requested Rust element type.
         requested: &'static str,
     },
-    /// A buffer or value array has the wrong shape.
+    /// A buffer or value array has the wrong shape (the shapes are in the payload).
     #[error("shape mismatch: {0}")]
-    ShapeMismatch(String),
+    ShapeMismatch(ShapeMismatch),
     /// A selection whose result would not fit in memory.
     #[error("selection too large: {0}")]
     TooLarge(String),
@@ -70,6 +70,94 @@ pub enum ArrayError {
     /// A background task failed (panicked or was cancelled).
     #[error("background task failed: {0}")]
     Task(String),
+}
+
+/// How a buffer's or a value array's shape fails to fit a view.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum ShapeMismatch {
+    /// An output buffer whose shape is not the view's.
+    #[error("an output of shape {output:?} for a view of shape {view:?}")]
+    Output {
+        /// The output's shape.
+        output: Vec<u64>,
+        /// The view's shape.
+        view: Vec<u64>,
+    },
+    /// Values that do not broadcast (NumPy rules) to the selection's shape.
+    #[error("values of shape {values:?} cannot be broadcast to the selection's shape {selection:?}")]
+    Broadcast {
+        /// The values' shape.
+        values: Vec<u64>,
+        /// The selection's shape.
+        selection: Vec<u64>,
+    },
+    /// Values given as bytes whose length does not match their shape.
+    #[error("{bytes} bytes of values for shape {shape:?} of {element_size}-byte elements")]
+    ValueBytes {
+        /// Bytes given.
+        bytes: u64,
+        /// The values' shape.
+        shape: Vec<u64>,
+        /// Bytes per element.
+        element_size: usize,
+    },
+    /// A fixed-dimension read or write whose number of dimensions is not the view's.
+    #[error("{requested} dimensions requested for a view of {view} dimensions")]
+    Rank {
+        /// The number of dimensions of the Rust array type.
+        requested: usize,
+        /// The view's number of dimensions.
+        view: usize,
+    },
+}
+
+impl ArrayError {
+    /// True when a node, array or object does not exist.
+    pub fn is_not_found(&self) -> bool {
+        matches!(
+            self,
+            ArrayError::Hierarchy(HierarchyError::NotFound { .. })
+                | ArrayError::Store(StoreError::NotFound { .. })
+        )
+    }
+
+    /// True when a node already exists where one was being created.
+    pub fn is_already_exists(&self) -> bool {
+        matches!(
+            self,
+            ArrayError::Hierarchy(HierarchyError::AlreadyExists { .. })
+                | ArrayError::Store(StoreError::AlreadyExists { .. })
+        )
+    }
+
+    /// True when a conditional write kept losing to concurrent writers (its retries are
+    /// exhausted): re-read and try again.
+    pub fn is_conflict(&self) -> bool {
+        matches!(
+            self,
+            ArrayError::Store(StoreError::Precondition { .. })
+                | ArrayError::Hierarchy(HierarchyError::ConcurrentUpdate { .. })
+        )
+    }
+
+    /// True when a selection reaches outside the array (or view).
+    pub fn is_out_of_bounds(&self) -> bool {
+        matches!(self, ArrayError::Index(IndexError::OutOfBounds(_)))
+    }
+
+    /// True when the element type does not match the array's data type.
+    pub fn is_data_type_mismatch(&self) -> bool {
+        matches!(self, ArrayError::DataTypeMismatch { .. })
+    }
+
+    /// The shape mismatch, when that is what this error is.
+    pub fn shape_mismatch(&self) -> Option<&ShapeMismatch> {
+        match self {
+            ArrayError::ShapeMismatch(m) => Some(m),
+            _ => None,
+        }
+    }
 }
 
 /// Shorthand result type of the execution layer.

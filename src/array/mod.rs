@@ -25,13 +25,13 @@ use crate::codec::Sharding;
 use crate::grid::{DimensionGrid, RectilinearGrid, RegularGrid};
 use crate::hierarchy::ArrayNode;
 use crate::index::IndexTransform;
-use crate::metadata::{ArrayMetadata, ArraySpec, ChunkGridSpec};
+use crate::metadata::{ArrayInfo, ArrayMetadata, ArraySpec, ChunkGridSpec, CodecSpec, DataType};
 use crate::store::{Store, StoreKey, StoreOptions};
 
 pub use batch::WriteBatch;
 pub use blocking::block_on;
 pub use element::Element;
-pub use error::{ArrayError, Result};
+pub use error::{ArrayError, Result, ShapeMismatch};
 pub use view::ArrayView;
 
 use cache::IndexCache;
@@ -128,6 +128,7 @@ pub(crate) struct Shared {
     pub(crate) grids: Vec<Arc<dyn DimensionGrid>>,
     pub(crate) shards: Option<ShardLayout>,
     pub(crate) elem: usize,
+    pub(crate) dtype: DataType,
     pub(crate) options: ArrayOptions,
     pub(crate) index_cache: Option<IndexCache>,
     /// Striped locks serialising read-modify-writes of one shard within this process.
@@ -173,8 +174,27 @@ impl Array {
         Array::from_node(node, options)
     }
 
-    /// Creates an array at `path` from `spec` (replacing any metadata there) and opens it.
+    /// Creates an array at `path` from `spec` and opens it.
+    ///
+    /// Refuses to replace anything: a node at `path` is an error for which
+    /// [`ArrayError::is_already_exists`] holds, and objects under `path` without a
+    /// `zarr.json` (stale chunks) are [`HierarchyError::NotEmpty`](crate::hierarchy::HierarchyError::NotEmpty).
+    /// [`create_overwrite`](Self::create_overwrite) replaces them.
     pub async fn create(
+        store: &Store,
+        path: &StoreKey,
+        spec: &ArraySpec,
+        options: ArrayOptions,
+    ) -> Result<Array> {
+        let node = ArrayNode::create(store, path, spec, false).await?;
+        Array::from_node(node, options)
+    }
+
+    /// Creates an array at `path` from `spec`, first deleting whatever is stored under
+    /// `path` (an old array's metadata and chunks, a group and its children): no old chunk
+    /// can be read through the new array (zarr-python's `overwrite=True`, TensorStore's
+    /// `delete_existing`).
+    pub async fn create_overwrite(
         store: &Store,
         path: &StoreKey,
         spec: &ArraySpec,
@@ -182,6 +202,13 @@ impl Array {
     ) -> Result<Array> {
         let node = ArrayNode::create(store, path, spec, true).await?;
         Array::from_node(node, options)
+    }
+
+    /// Creates an array at a URL (`memory://name/a`, a path, `s3://bucket/a`, ...) with
+    /// default options; like [`create`](Self::create), it replaces nothing.
+    pub async fn create_at(url: &str, spec: &ArraySpec) -> Result<Array> {
+        let store = Store::open(url, StoreOptions::default())?;
+        Array::create(&store, &StoreKey::root(), spec, ArrayOptions::default()).await
     }
 
     /// A batch of writes that touches each shard once when committed.
@@ -193,12 +220,15 @@ impl Array {
     pub fn from_node(node: ArrayNode, options: ArrayOptions) -> Result<Array> {
         let node = node.with_verify_checksums(options.verify_checksums);
         let meta = node.metadata();
-        let elem = meta.data_type().fixed_size().ok_or_else(|| {
+        let dtype = meta.dtype().ok_or_else(|| {
             ArrayError::Unsupported(format!(
-                "variable-length data type {} (only fixed-size types are read and written)",
-                meta.data_type()
+                "data type {} of {} (zarrflow reads and writes {})",
+                meta.data_type(),
+                node.store().url_of(node.path()),
+                DataType::valid_names()
             ))
         })?;
+        let elem = dtype.size();
         let identity = IndexTransform::from_shape(meta.shape())?;
         let grids = grids_of(meta)?;
         let shards = shard_layout(meta);
@@ -211,6 +241,7 @@ impl Array {
                 grids,
                 shards,
                 elem,
+                dtype,
                 options,
                 index_cache,
                 locks: (0..LOCK_STRIPES)
@@ -220,7 +251,8 @@ impl Array {
         })
     }
 
-    /// The array's metadata.
+    /// The array's metadata (every field of `zarr.json`; the accessors below cover what
+    /// users ask for).
     pub fn metadata(&self) -> &ArrayMetadata {
         self.shared.node.metadata()
     }
@@ -228,6 +260,128 @@ impl Array {
     /// The array's shape.
     pub fn shape(&self) -> &[u64] {
         self.metadata().shape()
+    }
+
+    /// The number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.shape().len()
+    }
+
+    /// The data type.
+    pub fn data_type(&self) -> DataType {
+        self.shared.dtype
+    }
+
+    /// The fill value as the element type `T` (exact: NaN payloads and 64-bit extremes
+    /// included). Fails with [`ArrayError::DataTypeMismatch`] when `T` does not match.
+    pub fn fill_value<T: Element>(&self) -> Result<T> {
+        if T::DTYPE != self.shared.dtype {
+            return Err(ArrayError::DataTypeMismatch {
+                array: self.shared.dtype.to_string(),
+                requested: T::RUST_NAME,
+            });
+        }
+        T::from_ne_bytes_vec(self.metadata().fill_value().as_ne_bytes())
+            .and_then(|v| v.first().copied())
+            .ok_or_else(|| ArrayError::Internal("fill value of the wrong size".into()))
+    }
+
+    /// The fill value's native-endian bytes (any data type, raw ones too).
+    pub fn fill_value_bytes(&self) -> &[u8] {
+        self.metadata().fill_value().as_ne_bytes()
+    }
+
+    /// The shard shape (the outer grid's chunk shape), when the array is sharded.
+    pub fn shard_shape(&self) -> Option<&[u64]> {
+        self.shared
+            .shards
+            .as_ref()
+            .and(self.metadata().shard_or_chunk_shape())
+    }
+
+    /// The inner chunk shape (the unit of reads inside a shard), when sharded.
+    pub fn inner_chunk_shape(&self) -> Option<&[u64]> {
+        self.metadata().inner_chunk_shape()
+    }
+
+    /// The read chunk shape: the inner chunk shape when sharded, else the chunk shape of a
+    /// regular grid (`None` for a rectilinear grid without sharding).
+    pub fn chunk_shape(&self) -> Option<&[u64]> {
+        self.inner_chunk_shape()
+            .or_else(|| self.metadata().shard_or_chunk_shape())
+    }
+
+    /// The chunk grid (regular, or rectilinear with its edges).
+    pub fn chunk_grid(&self) -> &ChunkGridSpec {
+        self.metadata().chunk_grid()
+    }
+
+    /// The codec chain, in canonical form (sharding's configuration holds its inner
+    /// chains).
+    pub fn codecs(&self) -> Vec<CodecSpec> {
+        self.metadata().codec_specs()
+    }
+
+    /// One optional name per dimension, when the metadata names them.
+    pub fn dimension_names(&self) -> Option<&[Option<String>]> {
+        self.metadata().dimension_names()
+    }
+
+    /// The user attributes.
+    pub fn attributes(&self) -> &serde_json::Map<String, serde_json::Value> {
+        self.metadata().attributes()
+    }
+
+    /// One user attribute.
+    pub fn attribute(&self, key: &str) -> Option<&serde_json::Value> {
+        self.attributes().get(key)
+    }
+
+    /// The Zarr format version (3).
+    pub fn zarr_format(&self) -> u8 {
+        3
+    }
+
+    /// Everything above in one serialisable record: what `zarrflow info --json` prints.
+    pub fn info(&self) -> ArrayInfo {
+        self.metadata().info()
+    }
+
+    /// The node's path in its store.
+    pub fn path(&self) -> &StoreKey {
+        self.shared.node.path()
+    }
+
+    /// The array's URL (for messages).
+    pub fn url(&self) -> String {
+        self.store().url_of(self.path())
+    }
+
+    /// Sets one attribute and writes `zarr.json` (conditionally on the version read, where
+    /// the store supports it); this handle sees the new attributes, other handles after
+    /// re-opening.
+    pub async fn set_attribute(
+        &mut self,
+        key: impl Into<String>,
+        value: impl Into<serde_json::Value>,
+    ) -> Result<()> {
+        let (key, value) = (key.into(), value.into());
+        self.update_attributes(|a| {
+            a.insert(key, value);
+        })
+        .await
+    }
+
+    /// Replaces the attributes with `f(old)` and writes `zarr.json` (conditionally on the
+    /// version read, where the store supports it).
+    pub async fn update_attributes(
+        &mut self,
+        f: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>),
+    ) -> Result<()> {
+        let mut node = self.shared.node.clone();
+        node.update_attributes(f).await?;
+        *self = Array::from_node(node, self.shared.options.clone())?;
+        Ok(())
     }
 
     /// The store holding the array.

@@ -117,7 +117,7 @@ pub(crate) async fn read_into(
     let elem = shared.elem;
     let cells = transform.domain().num_elements().unwrap_or(u64::MAX);
     if (out.len() as u64) != cells.saturating_mul(elem as u64) {
-        return Err(ArrayError::ShapeMismatch(format!(
+        return Err(ArrayError::Internal(format!(
             "a buffer of {} bytes for {cells} elements of {elem} bytes",
             out.len()
         )));

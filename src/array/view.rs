@@ -1,10 +1,10 @@
 //! [`ArrayView`]: a lazy selection of an array (an index transform over its storage space).
 
-use ndarray::{ArrayD, ArrayViewMutD, IxDyn};
+use ndarray::{ArrayBase, ArrayD, Data, DataMut, Dimension, IxDyn};
 
 use crate::index::{Dialect, IndexDomain, IndexTransform, Selection, SelectionMode};
 
-use super::error::{ArrayError, Result};
+use super::error::{ArrayError, Result, ShapeMismatch};
 use super::{Array, Element, read};
 
 /// A lazy view of an array: an [`IndexTransform`] from the view's domain to the array's
@@ -16,6 +16,7 @@ use super::{Array, Element, read};
 /// domains (a view `a[10:20]` has domain `[10, 20)`), and a transform key
 /// ([`transformed`](Self::transformed)) is literal, TensorStore style.
 #[derive(Clone, Debug)]
+#[must_use = "a view does no I/O until it is read or written"]
 pub struct ArrayView {
     array: Array,
     transform: IndexTransform,
@@ -141,7 +142,8 @@ impl ArrayView {
             })
     }
 
-    /// Reads the view into a new array of the array's element type.
+    /// Reads the view into a new array of the array's element type, with as many
+    /// dimensions as the view.
     ///
     /// Fails with [`ArrayError::DataTypeMismatch`] when `T` does not match the data type.
     pub async fn read<T: Element>(&self) -> Result<ArrayD<T>> {
@@ -162,15 +164,41 @@ impl ArrayView {
             .map_err(|e| ArrayError::Internal(e.to_string()))
     }
 
-    /// Reads the view into a caller buffer of exactly the view's shape.
-    pub async fn read_into<T: Element>(&self, out: &mut ArrayViewMutD<'_, T>) -> Result<()> {
+    /// Reads the view into a fixed-dimension array (`Array2<f32>`, ...): the view must have
+    /// `D`'s number of dimensions (checked before any request).
+    ///
+    /// ```
+    /// # use zarrflow::{Array, ArraySpec, sel};
+    /// # zarrflow::block_on(async {
+    /// # let array = Array::create_at("memory://", &ArraySpec::of::<f32>([4, 6])).await.unwrap();
+    /// let rows: ndarray::Array2<f32> = array.view().get(&sel![1..3, ..]).unwrap().read_as().await.unwrap();
+    /// assert_eq!(rows.dim(), (2, 6));
+    /// # }).unwrap();
+    /// ```
+    pub async fn read_as<T: Element, D: Dimension>(&self) -> Result<ndarray::Array<T, D>> {
+        self.check_rank::<D>()?;
+        let values = self.read::<T>().await?;
+        values
+            .into_dimensionality::<D>()
+            .map_err(|e| ArrayError::Internal(e.to_string()))
+    }
+
+    /// Reads the view into a caller buffer of exactly the view's shape (any ndarray array or
+    /// view of the element type with the view's number of dimensions). A contiguous buffer
+    /// in C order is filled in place; any other is filled through a temporary.
+    pub async fn read_into<T, S, D>(&self, out: &mut ArrayBase<S, D>) -> Result<()>
+    where
+        T: Element,
+        S: DataMut<Elem = T>,
+        D: Dimension,
+    {
         self.check_type::<T>()?;
         let shape = self.shape_usize()?;
         if out.shape() != shape.as_slice() {
-            return Err(ArrayError::ShapeMismatch(format!(
-                "an output of shape {:?} for a view of shape {shape:?}",
-                out.shape()
-            )));
+            return Err(ArrayError::ShapeMismatch(ShapeMismatch::Output {
+                output: out.shape().iter().map(|&n| n as u64).collect(),
+                view: self.shape(),
+            }));
         }
         if let Some(slice) = out.as_slice_mut()
             && let Some(bytes) = T::as_bytes_mut(slice)
@@ -178,8 +206,22 @@ impl ArrayView {
             return read::read_into(&self.array.shared, &self.transform, bytes).await;
         }
         let values = self.read::<T>().await?;
-        out.assign(&values);
+        out.iter_mut()
+            .zip(values.iter())
+            .for_each(|(o, &v)| *o = v);
         Ok(())
+    }
+
+    /// Fails unless `D` has the view's number of dimensions (`IxDyn` has any).
+    fn check_rank<D: Dimension>(&self) -> Result<()> {
+        let rank = self.domain().rank();
+        match D::NDIM {
+            Some(n) if n != rank => Err(ArrayError::ShapeMismatch(ShapeMismatch::Rank {
+                requested: n,
+                view: rank,
+            })),
+            _ => Ok(()),
+        }
     }
 
     /// Reads the view as C-order native-endian bytes (any fixed-size data type, `r*` too).
@@ -209,10 +251,11 @@ impl ArrayView {
         let elem = self.array.shared.elem;
         let n: u64 = shape.iter().product();
         if values.len() as u64 != n.saturating_mul(elem as u64) {
-            return Err(ArrayError::ShapeMismatch(format!(
-                "{} bytes of values for shape {shape:?} of {elem}-byte elements",
-                values.len()
-            )));
+            return Err(ArrayError::ShapeMismatch(ShapeMismatch::ValueBytes {
+                bytes: values.len() as u64,
+                shape: shape.to_vec(),
+                element_size: elem,
+            }));
         }
         if self.array.metadata().zarrs_metadata().data_type.name() == "bool"
             && values.iter().any(|&b| b > 1)
@@ -234,9 +277,10 @@ impl ArrayView {
                 .zip(target.iter().rev())
                 .all(|(&v, &t)| v == t || v == 1);
         if !compatible {
-            return Err(ArrayError::ShapeMismatch(format!(
-                "values of shape {shape:?} cannot be broadcast to the selection's shape {target:?}"
-            )));
+            return Err(ArrayError::ShapeMismatch(ShapeMismatch::Broadcast {
+                values: shape.to_vec(),
+                selection: target,
+            }));
         }
         let values = if vshape.iter().all(|&v| v == 1) {
             Values::Scalar(values.get(..elem).unwrap_or_default().to_vec())
@@ -264,8 +308,14 @@ impl ArrayView {
         super::write::write(&self.array.shared, std::slice::from_ref(&staged)).await
     }
 
-    /// Writes an array of values, broadcast to the view's shape.
-    pub async fn write<T: Element>(&self, values: &ndarray::ArrayViewD<'_, T>) -> Result<()> {
+    /// Writes an array of values (any ndarray array or view of the element type, any
+    /// number of dimensions), broadcast NumPy-style to the view's shape.
+    pub async fn write<T, S, D>(&self, values: &ArrayBase<S, D>) -> Result<()>
+    where
+        T: Element,
+        S: Data<Elem = T>,
+        D: Dimension,
+    {
         self.check_type::<T>()?;
         let shape: Vec<u64> = values.shape().iter().map(|&n| n as u64).collect();
         // Contiguous values of a plain-old-data type are written without a copy.
@@ -280,11 +330,6 @@ impl ArrayView {
     pub async fn write_scalar<T: Element>(&self, value: T) -> Result<()> {
         self.check_type::<T>()?;
         self.write_bytes(&T::to_ne_bytes_vec(&[value]), &[]).await
-    }
-
-    /// [`write`](Self::write) for code without an async runtime.
-    pub fn write_blocking<T: Element>(&self, values: &ndarray::ArrayViewD<'_, T>) -> Result<()> {
-        super::block_on(self.write(values))?
     }
 
     pub(crate) fn check_element<T: Element>(&self) -> Result<()> {
@@ -303,9 +348,10 @@ fn broadcast_bytes(values: &[u8], vshape: &[u64], target: &[u64], elem: usize) -
     let src = ndarray::ArrayViewD::from_shape(IxDyn(&src_shape), values)
         .map_err(|e| ArrayError::Internal(e.to_string()))?;
     let view = src.broadcast(IxDyn(&dst_shape)).ok_or_else(|| {
-        ArrayError::ShapeMismatch(format!(
-            "values of shape {vshape:?} cannot be broadcast to {target:?}"
-        ))
+        ArrayError::ShapeMismatch(ShapeMismatch::Broadcast {
+            values: vshape.to_vec(),
+            selection: target.to_vec(),
+        })
     })?;
     let total: usize = dst_shape.iter().product();
     let mut out = zeroed::<u8>(total)?;

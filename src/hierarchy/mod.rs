@@ -39,6 +39,13 @@ pub enum HierarchyError {
         /// URL of the existing `zarr.json`.
         url: String,
     },
+    /// Objects are stored under a path that holds no node (stale chunks, another
+    /// program's files): a node created there would adopt them.
+    #[error("{url} holds objects but no zarr.json; overwrite to replace them")]
+    NotEmpty {
+        /// URL of the path.
+        url: String,
+    },
     /// A node name is invalid.
     #[error("invalid node name `{name}`: {reason}")]
     InvalidName {
@@ -145,15 +152,36 @@ pub async fn open_node(store: &Store, path: &StoreKey) -> Result<Node, Hierarchy
     })
 }
 
+/// Writes the `zarr.json` of a new node at `path`.
+///
+/// With `overwrite`, everything stored under `path` (the old node's metadata, chunks and
+/// children) is deleted first, so nothing of it can be read through the new node. Without,
+/// an existing `zarr.json` is [`HierarchyError::AlreadyExists`] (decided atomically by a
+/// create-if-absent PUT where the store has one), and objects under `path` without a
+/// `zarr.json` are [`HierarchyError::NotEmpty`].
 async fn write_new(
     store: &Store,
-    key: &StoreKey,
+    path: &StoreKey,
     json: Vec<u8>,
     overwrite: bool,
 ) -> Result<ObjectVersion, HierarchyError> {
+    let key = &meta_key(path)?;
     let bytes = Bytes::from(json);
     if overwrite {
+        store.delete_prefix(path).await?;
         return Ok(store.put(key, bytes).await?);
+    }
+    let listing = store.list_dir(path).await?;
+    let has_meta = listing.objects.iter().any(|o| o == ZARR_JSON);
+    if has_meta {
+        return Err(HierarchyError::AlreadyExists {
+            url: store.url_of(key),
+        });
+    }
+    if !listing.objects.is_empty() || !listing.prefixes.is_empty() {
+        return Err(HierarchyError::NotEmpty {
+            url: store.url_of(path),
+        });
     }
     match store.put_if_absent(key, bytes.clone()).await {
         Ok(v) => Ok(v),
@@ -206,8 +234,9 @@ impl Group {
         }
     }
 
-    /// Create a group at `path` (fails with [`HierarchyError::AlreadyExists`] unless
-    /// `overwrite`).
+    /// Create a group at `path`. A node there is [`HierarchyError::AlreadyExists`] and other
+    /// objects there are [`HierarchyError::NotEmpty`], unless `overwrite`, which deletes
+    /// everything under `path` first.
     pub async fn create(
         store: &Store,
         path: &StoreKey,
@@ -215,7 +244,7 @@ impl Group {
         overwrite: bool,
     ) -> Result<Self, HierarchyError> {
         let meta = GroupMetadata::new(attributes);
-        let version = write_new(store, &meta_key(path)?, meta.to_json(), overwrite).await?;
+        let version = write_new(store, path, meta.to_json(), overwrite).await?;
         Ok(Group {
             store: store.clone(),
             path: path.clone(),
@@ -336,8 +365,10 @@ impl ArrayNode {
         }
     }
 
-    /// Create an array at `path` from `spec` (fails with [`HierarchyError::AlreadyExists`]
-    /// unless `overwrite`).
+    /// Create an array at `path` from `spec`. A node there is
+    /// [`HierarchyError::AlreadyExists`] and other objects there are
+    /// [`HierarchyError::NotEmpty`], unless `overwrite`, which deletes everything under
+    /// `path` first (no old chunk can be read through the new array).
     pub async fn create(
         store: &Store,
         path: &StoreKey,
@@ -345,7 +376,7 @@ impl ArrayNode {
         overwrite: bool,
     ) -> Result<Self, HierarchyError> {
         let meta = spec.build()?;
-        let version = write_new(store, &meta_key(path)?, meta.to_json(), overwrite).await?;
+        let version = write_new(store, path, meta.to_json(), overwrite).await?;
         Ok(ArrayNode {
             store: store.clone(),
             path: path.clone(),

@@ -25,7 +25,7 @@ pub use error::{IndexError, Result};
 pub use intersect::Intersection;
 pub use map::{IndexArray, OutputIndexMap};
 pub use selection::{
-    __with_step, Dialect, Ellipsis, NewAxis, Selection, SelectionItem, SelectionMode, Slice,
-    StepRange, index_array_from,
+    __with_step, Dialect, Ellipsis, IndexInt, NewAxis, Selection, SelectionItem, SelectionMode,
+    Slice, StepBounds, StepRange, index_array_from,
 };
 pub use transform::{IndexArrayStructure, IndexTransform};

@@ -6,7 +6,7 @@
 //! [`Selection::parse`] from a NumPy-style string, or item by item.
 
 use std::fmt;
-use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo};
+use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
 
 use ndarray::{Array1, ArrayD, IxDyn};
 
@@ -270,55 +270,152 @@ fn write_nested<T: fmt::Display>(
     }
 }
 
-impl From<i64> for SelectionItem {
-    fn from(v: i64) -> Self {
-        SelectionItem::Index(v)
+/// An integer type that selections accept (`i8`..`i64`, `isize`, `u8`..`u64`, `usize`), as
+/// ndarray's `s![]` takes `usize`: `sel![0..n]` with `n: usize`, `sel![m]` with `m: u64`.
+///
+/// Values beyond `i64` (a `u64` above `i64::MAX`) saturate to `i64::MAX`, which lies past
+/// the end of every array: as an index it is out of bounds, as a slice bound it clamps to
+/// the end, exactly as the true value would.
+pub trait IndexInt: Copy + sealed::Sealed {
+    /// The value as a coordinate.
+    fn to_index(self) -> i64;
+
+    /// An owned index array of this type as coordinates (moved, not copied, for `i64`).
+    #[doc(hidden)]
+    fn into_index_array<D: ndarray::Dimension>(a: ndarray::Array<Self, D>) -> ArrayD<i64> {
+        a.mapv(Self::to_index).into_dyn()
     }
 }
-impl From<i32> for SelectionItem {
-    fn from(v: i32) -> Self {
-        SelectionItem::Index(v.into())
+
+impl sealed::Sealed for i64 {}
+impl IndexInt for i64 {
+    #[inline]
+    fn to_index(self) -> i64 {
+        self
+    }
+    fn into_index_array<D: ndarray::Dimension>(a: ndarray::Array<i64, D>) -> ArrayD<i64> {
+        a.into_dyn()
     }
 }
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! index_int {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl IndexInt for $t {
+            #[inline]
+            fn to_index(self) -> i64 {
+                i64::try_from(self).unwrap_or(i64::MAX)
+            }
+        }
+    )*};
+}
+
+index_int!(i8, i16, i32, isize, u8, u16, u32, u64, usize);
+
+macro_rules! index_int_items {
+    ($($t:ty),*) => {$(
+        impl From<$t> for SelectionItem {
+            fn from(v: $t) -> Self {
+                SelectionItem::Index(v.to_index())
+            }
+        }
+        impl From<Range<$t>> for SelectionItem {
+            fn from(r: Range<$t>) -> Self {
+                SelectionItem::Slice(Slice {
+                    start: Some(r.start.to_index()),
+                    stop: Some(r.end.to_index()),
+                    step: None,
+                })
+            }
+        }
+        impl From<RangeInclusive<$t>> for SelectionItem {
+            fn from(r: RangeInclusive<$t>) -> Self {
+                SelectionItem::Slice(Slice {
+                    start: Some(r.start().to_index()),
+                    stop: Some(r.end().to_index().saturating_add(1)),
+                    step: None,
+                })
+            }
+        }
+        impl From<RangeFrom<$t>> for SelectionItem {
+            fn from(r: RangeFrom<$t>) -> Self {
+                SelectionItem::Slice(Slice {
+                    start: Some(r.start.to_index()),
+                    stop: None,
+                    step: None,
+                })
+            }
+        }
+        impl From<RangeTo<$t>> for SelectionItem {
+            fn from(r: RangeTo<$t>) -> Self {
+                SelectionItem::Slice(Slice {
+                    start: None,
+                    stop: Some(r.end.to_index()),
+                    step: None,
+                })
+            }
+        }
+        impl From<RangeToInclusive<$t>> for SelectionItem {
+            fn from(r: RangeToInclusive<$t>) -> Self {
+                SelectionItem::Slice(Slice {
+                    start: None,
+                    stop: Some(r.end.to_index().saturating_add(1)),
+                    step: None,
+                })
+            }
+        }
+        impl From<Vec<$t>> for SelectionItem {
+            fn from(v: Vec<$t>) -> Self {
+                SelectionItem::from(Array1::from(v))
+            }
+        }
+        impl From<&Vec<$t>> for SelectionItem {
+            fn from(v: &Vec<$t>) -> Self {
+                SelectionItem::from(v.as_slice())
+            }
+        }
+        impl From<&[$t]> for SelectionItem {
+            fn from(v: &[$t]) -> Self {
+                SelectionItem::Array(v.iter().map(|&x| x.to_index()).collect::<Array1<i64>>().into_dyn())
+            }
+        }
+        impl<const N: usize> From<[$t; N]> for SelectionItem {
+            fn from(v: [$t; N]) -> Self {
+                SelectionItem::from(&v[..])
+            }
+        }
+        impl<const M: usize, const N: usize> From<[[$t; M]; N]> for SelectionItem {
+            fn from(v: [[$t; M]; N]) -> Self {
+                SelectionItem::Array(ndarray::Array2::from(v.to_vec()).mapv(IndexInt::to_index).into_dyn())
+            }
+        }
+        impl<D: ndarray::Dimension> From<ndarray::ArrayView<'_, $t, D>> for SelectionItem {
+            fn from(a: ndarray::ArrayView<'_, $t, D>) -> Self {
+                SelectionItem::Array(a.mapv(IndexInt::to_index).into_dyn())
+            }
+        }
+        impl<D: ndarray::Dimension> From<&ndarray::Array<$t, D>> for SelectionItem {
+            fn from(a: &ndarray::Array<$t, D>) -> Self {
+                SelectionItem::from(a.view())
+            }
+        }
+        impl<D: ndarray::Dimension> From<ndarray::Array<$t, D>> for SelectionItem {
+            fn from(a: ndarray::Array<$t, D>) -> Self {
+                SelectionItem::Array(IndexInt::into_index_array(a))
+            }
+        }
+    )*};
+}
+
+index_int_items!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+
 impl From<Slice> for SelectionItem {
     fn from(s: Slice) -> Self {
         SelectionItem::Slice(s)
-    }
-}
-impl From<Range<i64>> for SelectionItem {
-    fn from(r: Range<i64>) -> Self {
-        SelectionItem::Slice(Slice {
-            start: Some(r.start),
-            stop: Some(r.end),
-            step: None,
-        })
-    }
-}
-impl From<RangeInclusive<i64>> for SelectionItem {
-    fn from(r: RangeInclusive<i64>) -> Self {
-        SelectionItem::Slice(Slice {
-            start: Some(*r.start()),
-            stop: Some(r.end().saturating_add(1)),
-            step: None,
-        })
-    }
-}
-impl From<RangeFrom<i64>> for SelectionItem {
-    fn from(r: RangeFrom<i64>) -> Self {
-        SelectionItem::Slice(Slice {
-            start: Some(r.start),
-            stop: None,
-            step: None,
-        })
-    }
-}
-impl From<RangeTo<i64>> for SelectionItem {
-    fn from(r: RangeTo<i64>) -> Self {
-        SelectionItem::Slice(Slice {
-            start: None,
-            stop: Some(r.end),
-            step: None,
-        })
     }
 }
 impl From<RangeFull> for SelectionItem {
@@ -336,44 +433,9 @@ impl From<Ellipsis> for SelectionItem {
         SelectionItem::Ellipsis
     }
 }
-impl From<Vec<i64>> for SelectionItem {
-    fn from(v: Vec<i64>) -> Self {
-        SelectionItem::Array(Array1::from(v).into_dyn())
-    }
-}
-impl From<&[i64]> for SelectionItem {
-    fn from(v: &[i64]) -> Self {
-        SelectionItem::from(v.to_vec())
-    }
-}
-impl<const N: usize> From<[i64; N]> for SelectionItem {
-    fn from(v: [i64; N]) -> Self {
-        SelectionItem::from(v.to_vec())
-    }
-}
-impl<const M: usize, const N: usize> From<[[i64; M]; N]> for SelectionItem {
-    fn from(v: [[i64; M]; N]) -> Self {
-        SelectionItem::Array(ndarray::Array2::from(v.to_vec()).into_dyn())
-    }
-}
 impl<const M: usize, const N: usize> From<[[bool; M]; N]> for SelectionItem {
     fn from(v: [[bool; M]; N]) -> Self {
         SelectionItem::Mask(ndarray::Array2::from(v.to_vec()).into_dyn())
-    }
-}
-impl From<ArrayD<i64>> for SelectionItem {
-    fn from(a: ArrayD<i64>) -> Self {
-        SelectionItem::Array(a)
-    }
-}
-impl From<Array1<i64>> for SelectionItem {
-    fn from(a: Array1<i64>) -> Self {
-        SelectionItem::Array(a.into_dyn())
-    }
-}
-impl From<ndarray::Array2<i64>> for SelectionItem {
-    fn from(a: ndarray::Array2<i64>) -> Self {
-        SelectionItem::Array(a.into_dyn())
     }
 }
 impl From<Vec<bool>> for SelectionItem {
@@ -381,19 +443,29 @@ impl From<Vec<bool>> for SelectionItem {
         SelectionItem::Mask(Array1::from(v).into_dyn())
     }
 }
+impl From<&[bool]> for SelectionItem {
+    fn from(v: &[bool]) -> Self {
+        SelectionItem::from(v.to_vec())
+    }
+}
 impl<const N: usize> From<[bool; N]> for SelectionItem {
     fn from(v: [bool; N]) -> Self {
         SelectionItem::from(v.to_vec())
     }
 }
-impl From<ArrayD<bool>> for SelectionItem {
-    fn from(a: ArrayD<bool>) -> Self {
-        SelectionItem::Mask(a)
+impl<D: ndarray::Dimension> From<ndarray::Array<bool, D>> for SelectionItem {
+    fn from(a: ndarray::Array<bool, D>) -> Self {
+        SelectionItem::Mask(a.into_dyn())
     }
 }
-impl From<ndarray::Array2<bool>> for SelectionItem {
-    fn from(a: ndarray::Array2<bool>) -> Self {
-        SelectionItem::Mask(a.into_dyn())
+impl<D: ndarray::Dimension> From<ndarray::ArrayView<'_, bool, D>> for SelectionItem {
+    fn from(a: ndarray::ArrayView<'_, bool, D>) -> Self {
+        SelectionItem::Mask(a.to_owned().into_dyn())
+    }
+}
+impl<D: ndarray::Dimension> From<&ndarray::Array<bool, D>> for SelectionItem {
+    fn from(a: &ndarray::Array<bool, D>) -> Self {
+        SelectionItem::Mask(a.clone().into_dyn())
     }
 }
 
@@ -457,20 +529,57 @@ macro_rules! sel {
 /// Used by [`sel!`](crate::sel): gives a range a step (`1..7;2`, `..;-1`). Only ranges take
 /// a step, so `3;2` does not compile.
 #[doc(hidden)]
-pub fn __with_step<R>(range: R, step: i64) -> SelectionItem
-where
-    R: std::ops::RangeBounds<i64>,
-{
-    use std::ops::Bound;
-    let start = match range.start_bound() {
-        Bound::Included(&v) => Some(v),
-        Bound::Excluded(&v) => Some(v.saturating_add(1)),
-        Bound::Unbounded => None,
-    };
-    let end = match range.end_bound() {
-        Bound::Included(&v) => Some(v.saturating_add(1)),
-        Bound::Excluded(&v) => Some(v),
-        Bound::Unbounded => None,
-    };
-    SelectionItem::Range(StepRange { start, end, step })
+pub fn __with_step<R: StepBounds>(range: R, step: impl IndexInt) -> SelectionItem {
+    let (start, end) = range.bounds();
+    SelectionItem::Range(StepRange {
+        start,
+        end,
+        step: step.to_index(),
+    })
 }
+
+/// The ranges that take a step in [`sel!`](crate::sel): `a..b`, `a..=b`, `a..`, `..b`,
+/// `..=b`, `..`, of any [`IndexInt`].
+#[doc(hidden)]
+pub trait StepBounds {
+    /// Inclusive lower and exclusive upper end, `None` where unbounded.
+    fn bounds(self) -> (Option<i64>, Option<i64>);
+}
+
+impl StepBounds for RangeFull {
+    fn bounds(self) -> (Option<i64>, Option<i64>) {
+        (None, None)
+    }
+}
+
+macro_rules! step_bounds {
+    ($($t:ty),*) => {$(
+        impl StepBounds for Range<$t> {
+            fn bounds(self) -> (Option<i64>, Option<i64>) {
+                (Some(self.start.to_index()), Some(self.end.to_index()))
+            }
+        }
+        impl StepBounds for RangeInclusive<$t> {
+            fn bounds(self) -> (Option<i64>, Option<i64>) {
+                (Some(self.start().to_index()), Some(self.end().to_index().saturating_add(1)))
+            }
+        }
+        impl StepBounds for RangeFrom<$t> {
+            fn bounds(self) -> (Option<i64>, Option<i64>) {
+                (Some(self.start.to_index()), None)
+            }
+        }
+        impl StepBounds for RangeTo<$t> {
+            fn bounds(self) -> (Option<i64>, Option<i64>) {
+                (None, Some(self.end.to_index()))
+            }
+        }
+        impl StepBounds for RangeToInclusive<$t> {
+            fn bounds(self) -> (Option<i64>, Option<i64>) {
+                (None, Some(self.end.to_index().saturating_add(1)))
+            }
+        }
+    )*};
+}
+
+step_bounds!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);

@@ -6,18 +6,24 @@
 //! than the data type, fill values in TensorStore's canonical form (bit-exact round trip), no
 //! library-private attributes.
 
+mod codec_spec;
+mod data_type;
 mod error;
 mod grid;
+mod info;
 mod spec;
 
+pub use codec_spec::CodecSpec;
+pub use data_type::{DataType, UnknownDataType};
 pub use error::MetadataError;
 pub use grid::{ChunkGridSpec, ChunkKeyEncodingSpec};
-pub use spec::ArraySpec;
+pub use info::ArrayInfo;
+pub use spec::{ArraySpec, IntoDimensionName};
 
 use crate::codec::{CodecPipeline, sharding::fixed_size};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
-use zarrs::array::{DataType, FillValue};
+use zarrs::array::{DataType as ZarrsDataType, FillValue};
 use zarrs::metadata::v3::{ArrayMetadataV3, MetadataV3};
 use zarrs::metadata::{DimensionName, FillValueMetadata};
 
@@ -218,7 +224,7 @@ pub fn extension_object(m: &MetadataV3) -> Value {
 pub struct ArrayMetadata {
     meta: ArrayMetadataV3,
     extra: Map<String, Value>,
-    data_type: DataType,
+    data_type: ZarrsDataType,
     fill_value: FillValue,
     grid: ChunkGridSpec,
     key_encoding: ChunkKeyEncodingSpec,
@@ -283,7 +289,7 @@ impl ArrayMetadata {
         extra: Map<String, Value>,
         key: &str,
     ) -> Result<Self, MetadataError> {
-        let data_type = DataType::from_metadata(&meta.data_type).map_err(|e| {
+        let data_type = ZarrsDataType::from_metadata(&meta.data_type).map_err(|e| {
             MetadataError::UnsupportedDataType {
                 key: key.to_string(),
                 name: meta.data_type.name().to_string(),
@@ -379,7 +385,7 @@ impl ArrayMetadata {
         self.meta.shape.len()
     }
     /// Data type.
-    pub fn data_type(&self) -> &DataType {
+    pub fn data_type(&self) -> &ZarrsDataType {
         &self.data_type
     }
     /// Fill value (native-endian bytes).

@@ -1,11 +1,27 @@
 //! The array creation specification (pure): builds validated [`ArrayMetadata`].
 
-use super::{ArrayMetadata, ChunkKeyEncodingSpec, MetadataError};
+use super::{ArrayMetadata, ChunkGridSpec, ChunkKeyEncodingSpec, CodecSpec, DataType, MetadataError};
 use serde_json::{Map, Value, json};
 use zarrs::metadata::FillValueMetadata;
 use zarrs::metadata::v3::{ArrayMetadataV3, MetadataV3};
 
 /// What to create: shape, data type, chunking, codecs, fill value, names, attributes.
+///
+/// ```
+/// use zarrflow::metadata::{ArraySpec, CodecSpec};
+/// use zarrflow::DataType;
+/// let spec = ArraySpec::with_data_type([100, 200], DataType::Float32)
+///     .shard_shape([50, 100])
+///     .inner_chunk_shape([10, 20])
+///     .codecs([CodecSpec::bytes(), CodecSpec::gzip(5)])
+///     .dimension_names(["y", "x"])
+///     .attribute("units", "kelvin");
+/// let meta = spec.build().unwrap();
+/// assert_eq!(meta.inner_chunk_shape(), Some(&[10, 20][..]));
+/// // a misspelt name lists the valid ones
+/// let err = ArraySpec::new([4], "float33").build().unwrap_err();
+/// assert!(err.to_string().contains("float32"), "{err}");
+/// ```
 ///
 /// Defaults: with an inner chunk shape, a `sharding_indexed` codec whose inner chunks use
 /// `bytes` (little-endian) + `zstd` (level 0, no checksum) and whose index uses `bytes` +
@@ -13,6 +29,7 @@ use zarrs::metadata::v3::{ArrayMetadataV3, MetadataV3};
 /// as zarr-python.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
+#[must_use = "a spec does nothing until an array is created from it"]
 pub struct ArraySpec {
     /// Array shape.
     pub shape: Vec<u64>,
@@ -39,10 +56,12 @@ pub struct ArraySpec {
 }
 
 impl ArraySpec {
-    /// A spec for `shape` and data type name `data_type` (e.g. `"uint16"`).
-    pub fn new(shape: Vec<u64>, data_type: &str) -> Self {
+    /// A spec for `shape` and data type name `data_type` (e.g. `"uint16"`; an unknown name
+    /// is refused by [`build`](Self::build) with the list of valid ones). See also
+    /// [`with_data_type`](Self::with_data_type) and `ArraySpec::of::<T>`.
+    pub fn new(shape: impl Into<Vec<u64>>, data_type: &str) -> Self {
         ArraySpec {
-            shape,
+            shape: shape.into(),
             data_type: MetadataV3::new(data_type),
             shard_shape: None,
             inner_chunk_shape: None,
@@ -55,24 +74,29 @@ impl ArraySpec {
             attributes: Map::new(),
         }
     }
-    /// Set the shard (outer chunk) shape.
-    pub fn shard_shape(mut self, s: Vec<u64>) -> Self {
-        self.shard_shape = Some(s);
+    /// A spec for `shape` and a [`DataType`].
+    pub fn with_data_type(shape: impl Into<Vec<u64>>, data_type: DataType) -> Self {
+        ArraySpec::new(shape, &data_type.to_string())
+    }
+    /// Set the shard (outer chunk) shape; without an inner chunk shape it is the chunk shape
+    /// of an unsharded array.
+    pub fn shard_shape(mut self, s: impl Into<Vec<u64>>) -> Self {
+        self.shard_shape = Some(s.into());
         self
     }
     /// Set the inner chunk shape (makes the array sharded).
-    pub fn inner_chunk_shape(mut self, s: Vec<u64>) -> Self {
-        self.inner_chunk_shape = Some(s);
+    pub fn inner_chunk_shape(mut self, s: impl Into<Vec<u64>>) -> Self {
+        self.inner_chunk_shape = Some(s.into());
         self
     }
-    /// Set the (inner) chunk codecs.
-    pub fn codecs(mut self, c: Vec<MetadataV3>) -> Self {
-        self.codecs = Some(c);
+    /// Set the (inner) chunk codecs, e.g. `[CodecSpec::bytes(), CodecSpec::zstd(3)]`.
+    pub fn codecs<C: Into<CodecSpec>>(mut self, c: impl IntoIterator<Item = C>) -> Self {
+        self.codecs = Some(c.into_iter().map(|c| c.into().to_metadata()).collect());
         self
     }
     /// Set the index codecs.
-    pub fn index_codecs(mut self, c: Vec<MetadataV3>) -> Self {
-        self.index_codecs = Some(c);
+    pub fn index_codecs<C: Into<CodecSpec>>(mut self, c: impl IntoIterator<Item = C>) -> Self {
+        self.index_codecs = Some(c.into_iter().map(|c| c.into().to_metadata()).collect());
         self
     }
     /// Put the shard index at the start.
@@ -96,15 +120,73 @@ impl ArraySpec {
         self.chunk_key_encoding = e;
         self
     }
-    /// Set dimension names.
-    pub fn dimension_names(mut self, names: Vec<Option<String>>) -> Self {
-        self.dimension_names = Some(names);
+    /// Set dimension names: `["y", "x"]`, or `[Some("y"), None]` to leave one unnamed.
+    pub fn dimension_names<N: IntoDimensionName>(
+        mut self,
+        names: impl IntoIterator<Item = N>,
+    ) -> Self {
+        self.dimension_names = Some(
+            names
+                .into_iter()
+                .map(IntoDimensionName::into_dimension_name)
+                .collect(),
+        );
         self
     }
-    /// Set attributes.
+    /// Set (replace) the attributes.
     pub fn attributes(mut self, a: Map<String, Value>) -> Self {
         self.attributes = a;
         self
+    }
+    /// Set one attribute: `.attribute("units", "kelvin").attribute("scale", 0.5)`.
+    pub fn attribute(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.attributes.insert(key.into(), value.into());
+        self
+    }
+
+    /// The spec that recreates `meta`: the same shape, data type, chunking, codecs, fill
+    /// value, key encoding, dimension names and attributes. A sharded array whose chain is
+    /// the sharding codec alone is described by its shard shape, inner chunk shape and
+    /// inner / index codecs (so that a layout change keeps its codecs); any other chain is
+    /// kept whole. Rectilinear grids cannot be described and are refused.
+    pub fn from_metadata(meta: &ArrayMetadata) -> Result<Self, MetadataError> {
+        let ChunkGridSpec::Regular { chunk_shape } = meta.chunk_grid() else {
+            return Err(MetadataError::InvalidSpec {
+                field: "chunk_grid".into(),
+                reason: "a rectilinear chunk grid cannot be described by an ArraySpec".into(),
+            });
+        };
+        let mut spec = ArraySpec::fields_of(meta);
+        spec.shard_shape = Some(chunk_shape.clone());
+        let chain = meta.codecs().metadata();
+        match meta.codecs().sharding() {
+            Some(s) if chain.len() == 1 => {
+                let cfg = s.config();
+                spec.inner_chunk_shape = Some(cfg.chunk_shape.clone());
+                spec.codecs = Some(cfg.codecs.clone());
+                spec.index_codecs = Some(cfg.index_codecs.clone());
+                spec.index_at_start = cfg.index_location == crate::codec::IndexLocation::Start;
+            }
+            _ => spec.codecs = Some(chain.to_vec()),
+        }
+        Ok(spec)
+    }
+
+    /// The spec of `meta`'s shape, data type, fill value, key encoding, dimension names and
+    /// attributes, with default chunking and codecs.
+    pub(crate) fn fields_of(meta: &ArrayMetadata) -> Self {
+        let mut spec = ArraySpec::new(meta.shape(), "uint8");
+        spec.data_type = meta.zarrs_metadata().data_type.clone();
+        spec.fill_value = Some(meta.fill_value_metadata());
+        spec.dimension_names = meta.dimension_names().map(<[_]>::to_vec);
+        spec.attributes = meta.attributes().clone();
+        spec.chunk_key_encoding = *meta.chunk_key_encoding();
+        spec
+    }
+
+    /// The data type, when its name is one of [`DataType`]'s.
+    pub fn dtype(&self) -> Option<DataType> {
+        self.data_type.name().parse().ok()
     }
 
     fn default_fill(&self) -> FillValueMetadata {
@@ -136,6 +218,13 @@ impl ArraySpec {
 
     /// Validate and build the metadata.
     pub fn build(&self) -> Result<ArrayMetadata, MetadataError> {
+        let dtype = self.data_type.name().parse::<DataType>().map_err(|e| {
+            MetadataError::UnsupportedDataType {
+                key: "<new array>".into(),
+                name: e.name,
+                reason: format!("zarrflow reads and writes {}", DataType::valid_names()),
+            }
+        })?;
         let rank = self.shape.len();
         let bad = |field: &str, reason: String| MetadataError::InvalidSpec {
             field: field.to_string(),
@@ -157,10 +246,13 @@ impl ArraySpec {
         if shard_shape.contains(&0) {
             return Err(bad("shard_shape", "sizes must be >= 1".into()));
         }
-        let inner_codecs = self
-            .codecs
-            .clone()
-            .unwrap_or_else(|| self.default_inner_codecs());
+        let inner_codecs: Vec<MetadataV3> = match &self.codecs {
+            Some(codecs) => codecs
+                .iter()
+                .map(|c| CodecSpec::from(c).fit_to_element(dtype.size()).to_metadata())
+                .collect(),
+            None => self.default_inner_codecs(),
+        };
         let codecs = match &self.inner_chunk_shape {
             None => inner_codecs,
             Some(inner) => {
@@ -231,5 +323,42 @@ impl ArraySpec {
         let am = ArrayMetadata::from_zarrs(meta, Map::new(), "<new array>")?;
         // re-parse the canonical form so that what is returned equals what a reader gets
         ArrayMetadata::parse(&am.to_json(), "<new array>")
+    }
+}
+
+/// A dimension name as [`ArraySpec::dimension_names`] takes it: `&str`, `String`, or an
+/// `Option` of either (`None` leaves the dimension unnamed).
+pub trait IntoDimensionName {
+    /// The name, `None` for an unnamed dimension.
+    fn into_dimension_name(self) -> Option<String>;
+}
+
+impl IntoDimensionName for &str {
+    fn into_dimension_name(self) -> Option<String> {
+        Some(self.to_string())
+    }
+}
+impl IntoDimensionName for String {
+    fn into_dimension_name(self) -> Option<String> {
+        Some(self)
+    }
+}
+impl IntoDimensionName for &String {
+    fn into_dimension_name(self) -> Option<String> {
+        Some(self.clone())
+    }
+}
+impl<T: IntoDimensionName> IntoDimensionName for Option<T> {
+    fn into_dimension_name(self) -> Option<String> {
+        self.and_then(IntoDimensionName::into_dimension_name)
+    }
+}
+
+impl TryFrom<&ArrayMetadata> for ArraySpec {
+    type Error = MetadataError;
+
+    /// [`ArraySpec::from_metadata`].
+    fn try_from(meta: &ArrayMetadata) -> Result<Self, MetadataError> {
+        ArraySpec::from_metadata(meta)
     }
 }

@@ -9,6 +9,7 @@
 
 mod error;
 mod key;
+mod memory;
 pub mod merge;
 mod object;
 pub mod wrappers;
@@ -223,7 +224,8 @@ fn env_options(scheme: &str) -> Vec<(String, String)> {
 }
 
 impl Store {
-    /// Open a store by URL: a plain path, `file://`, `memory://`, `s3://bucket/prefix`,
+    /// Open a store by URL: a plain path, `file://`, `memory://name/prefix` (the process's
+    /// named in-memory store; `memory://` alone is a new private one), `s3://bucket/prefix`,
     /// `gs://bucket/prefix`, `az://container/prefix`, `http(s)://host/prefix` (read-only).
     ///
     /// Cloud credentials, region and endpoint come from the usual environment variables
@@ -242,6 +244,9 @@ impl Store {
                 .map_err(|()| invalid("cannot convert path to a file URL".into()))?
         };
         let scheme = url.scheme().to_string();
+        if scheme == "memory" {
+            return Store::open_memory(&url, options);
+        }
         if matches!(scheme.as_str(), "http" | "https") {
             options.read_only = true;
         }
@@ -285,15 +290,21 @@ impl Store {
         })
     }
 
-    /// A new in-memory store.
-    pub fn memory() -> Self {
+    /// A store over an in-memory backend (see the `memory` module).
+    fn on_memory(inner: Arc<object_store::memory::InMemory>, prefix: Path, url: String) -> Self {
         Store {
-            inner: Arc::new(object_store::memory::InMemory::new()),
-            prefix: Path::default(),
-            url: "memory://".into(),
+            inner,
+            prefix,
+            url,
             options: StoreOptions::default(),
             suffix_refused: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// The same store with other options.
+    pub fn with_options(mut self, options: StoreOptions) -> Self {
+        self.options = options;
+        self
     }
 
     /// The same backend rooted at `key` below this store's prefix.
@@ -323,6 +334,9 @@ impl Store {
     pub fn url_of(&self, key: &StoreKey) -> String {
         if key.is_root() {
             self.url.clone()
+        } else if self.url.ends_with("://") {
+            // an empty authority (`memory://`): the key is a path, not a host
+            format!("{}/{}", self.url, key)
         } else if self.url.ends_with('/') {
             format!("{}{}", self.url, key)
         } else {

@@ -221,7 +221,7 @@ pub async fn hierarchy(store: &Store) {
     let spec = ArraySpec::new(vec![100, 100], "float32")
         .shard_shape(vec![50, 50])
         .inner_chunk_shape(vec![10, 10])
-        .dimension_names(vec![Some("y".into()), Some("x".into())]);
+        .dimension_names(["y", "x"]);
     let mut arr = g1.create_array("arr", &spec).await.unwrap();
     root.create_group("g2", serde_json::Map::new())
         .await

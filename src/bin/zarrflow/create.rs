@@ -1,9 +1,9 @@
 //! `zarrflow create`, and the layout options shared with `copy`.
 
-use serde_json::{Map, Value, json};
-use zarrflow::hierarchy::{ArrayNode, HierarchyError, open_node};
-use zarrflow::metadata::ArraySpec;
-use zarrflow::store::{Store, StoreKey};
+use serde_json::{Map, Value};
+use zarrflow::hierarchy::{ArrayNode, HierarchyError};
+use zarrflow::metadata::{ArraySpec, CodecSpec};
+use zarrflow::store::StoreKey;
 use zarrs::array::DataType;
 use zarrs::metadata::v3::MetadataV3;
 
@@ -49,23 +49,12 @@ fn parse_level(codec: &str, text: &str, range: std::ops::RangeInclusive<i64>) ->
         })
 }
 
-fn bytes_codec() -> MetadataV3 {
-    let mut cfg = Map::new();
-    cfg.insert("endian".into(), json!("little"));
-    MetadataV3::new_with_configuration("bytes", cfg)
-}
-
-fn configured(name: &str, value: Value) -> MetadataV3 {
-    match value {
-        Value::Object(cfg) => MetadataV3::new_with_configuration(name, cfg),
-        _ => MetadataV3::new(name),
-    }
-}
-
-/// The (inner) chunk codecs of `--codec`: `bytes` (little-endian) and a compressor.
-pub fn parse_codec(text: &str, element_size: usize) -> Result<Vec<MetadataV3>> {
+/// The (inner) chunk codecs of `--codec`: `bytes` (little-endian) and a compressor. Blosc's
+/// type size and shuffle follow `element_size`; without one (a copy of arrays of several
+/// types) they are left for the copy engine to set per array.
+pub fn parse_codec(text: &str, element_size: Option<usize>) -> Result<Vec<CodecSpec>> {
     let parts: Vec<&str> = text.trim().split(':').collect();
-    let mut codecs = vec![bytes_codec()];
+    let mut codecs = vec![CodecSpec::bytes()];
     match parts.as_slice() {
         ["none"] => {}
         ["zstd", rest @ ..] if rest.len() <= 1 => {
@@ -73,17 +62,14 @@ pub fn parse_codec(text: &str, element_size: usize) -> Result<Vec<MetadataV3>> {
                 Some(l) => parse_level(text, l, -131072..=22)?,
                 None => 0,
             };
-            codecs.push(configured(
-                "zstd",
-                json!({"level": level, "checksum": false}),
-            ));
+            codecs.push(CodecSpec::zstd(level as i32));
         }
         ["gzip", rest @ ..] if rest.len() <= 1 => {
             let level = match rest.first() {
                 Some(l) => parse_level(text, l, 0..=9)?,
                 None => 5,
             };
-            codecs.push(configured("gzip", json!({"level": level})));
+            codecs.push(CodecSpec::gzip(level as u32));
         }
         ["blosc", rest @ ..] if rest.len() <= 2 => {
             let cname = rest.first().copied().unwrap_or("zstd");
@@ -96,17 +82,11 @@ pub fn parse_codec(text: &str, element_size: usize) -> Result<Vec<MetadataV3>> {
             let level = match rest.get(1) {
                 Some(l) => parse_level(text, l, 0..=9)?,
                 None => 5,
-            };
-            let shuffle = if element_size > 1 {
-                "shuffle"
-            } else {
-                "bitshuffle"
-            };
-            codecs.push(configured(
-                "blosc",
-                json!({"cname": cname, "clevel": level, "shuffle": shuffle,
-                       "typesize": element_size, "blocksize": 0}),
-            ));
+            } as u32;
+            codecs.push(match element_size {
+                Some(size) => CodecSpec::blosc(cname, level, size),
+                None => CodecSpec::blosc_per_array(cname, level),
+            });
         }
         _ => {
             return Err(CliError::usage(format!(
@@ -156,7 +136,7 @@ pub fn apply_layout(
         (None, None) => {}
     }
     if let Some(codec) = &layout.codec {
-        spec = spec.codecs(parse_codec(codec, element_size)?);
+        spec = spec.codecs(parse_codec(codec, Some(element_size))?);
     }
     if let Some(loc) = layout.index_location {
         if spec.inner_chunk_shape.is_none() {
@@ -203,24 +183,6 @@ pub fn parse_attributes(text: &str) -> Result<Map<String, Value>> {
     }
 }
 
-/// Makes room for a new node at the store root: fails if one exists, unless `overwrite`, in
-/// which case everything under the existing node is deleted.
-pub async fn prepare_destination(store: &Store, overwrite: bool) -> Result<()> {
-    match open_node(store, &StoreKey::root()).await {
-        Err(HierarchyError::NotFound { .. }) => Ok(()),
-        Err(HierarchyError::Metadata(_)) | Ok(_) if overwrite => {
-            store.delete_prefix(&StoreKey::root()).await?;
-            Ok(())
-        }
-        Err(e @ HierarchyError::Metadata(_)) => Err(CliError::from(e)),
-        Ok(_) => Err(CliError::new(format!(
-            "a node already exists at {} (use --overwrite to replace it)",
-            store.url()
-        ))),
-        Err(e) => Err(e.into()),
-    }
-}
-
 /// Runs `zarrflow create`.
 pub async fn run(args: CreateArgs) -> Result<()> {
     let shape = parse_shape(&args.shape, "--shape")?;
@@ -247,8 +209,15 @@ pub async fn run(args: CreateArgs) -> Result<()> {
     // validate everything before touching the store
     spec.build().map_err(|e| CliError::usage(e.to_string()))?;
     let store = open_store(&args.url)?;
-    prepare_destination(&store, args.overwrite).await?;
-    let node = ArrayNode::create(&store, &StoreKey::root(), &spec, false).await?;
+    let node = ArrayNode::create(&store, &StoreKey::root(), &spec, args.overwrite)
+        .await
+        .map_err(|e| match e {
+            HierarchyError::AlreadyExists { .. } => CliError::new(format!(
+                "a node already exists at {} (use --overwrite to replace it)",
+                store.url()
+            )),
+            e => e.into(),
+        })?;
     println!("created {}  {}", store.url(), describe(node.metadata()));
     Ok(())
 }
@@ -270,17 +239,19 @@ mod tests {
 
     #[test]
     fn codecs() {
-        let c = parse_codec("zstd:5", 4).unwrap();
+        let c = parse_codec("zstd:5", Some(4)).unwrap();
         assert_eq!(c.len(), 2);
-        assert_eq!(c[1].name(), "zstd");
-        assert_eq!(parse_codec("none", 4).unwrap().len(), 1);
-        let b = parse_codec("blosc:lz4:9", 2).unwrap();
-        let cfg = serde_json::to_value(&b[1]).unwrap();
+        assert_eq!(c[1].name, "zstd");
+        assert_eq!(parse_codec("none", Some(4)).unwrap().len(), 1);
+        let b = parse_codec("blosc:lz4:9", Some(2)).unwrap();
+        let cfg = b[1].to_value();
         assert_eq!(cfg["configuration"]["cname"], "lz4");
         assert_eq!(cfg["configuration"]["typesize"], 2);
-        assert!(parse_codec("gzip:12", 4).is_err());
-        assert!(parse_codec("blosc:snappy", 4).is_err());
-        assert!(parse_codec("lzma", 4).is_err());
+        let per_array = parse_codec("blosc:lz4:9", None).unwrap();
+        assert!(per_array[1].to_value()["configuration"].get("typesize").is_none());
+        assert!(parse_codec("gzip:12", Some(4)).is_err());
+        assert!(parse_codec("blosc:snappy", Some(4)).is_err());
+        assert!(parse_codec("lzma", Some(4)).is_err());
     }
 
     #[test]

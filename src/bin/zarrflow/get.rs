@@ -15,14 +15,8 @@ use crate::values::{EDGE_ITEMS, Printer, SUMMARY_THRESHOLD, format_nested};
 
 /// The data type name and element size of an array.
 pub fn element_type(array: &Array) -> Result<(String, usize)> {
-    let meta = array.metadata();
-    let name = meta.zarrs_metadata().data_type.name().to_string();
-    let size = meta.data_type().fixed_size().ok_or_else(|| {
-        CliError::new(format!(
-            "data type {name} has variable-length elements, which are not supported"
-        ))
-    })?;
-    Ok((name, size))
+    let t = array.data_type();
+    Ok((t.to_string(), t.size()))
 }
 
 /// Runs `zarrflow get`.

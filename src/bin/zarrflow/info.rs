@@ -34,34 +34,13 @@ pub async fn run(args: InfoArgs) -> Result<()> {
     Ok(())
 }
 
-/// The JSON description of an array.
+/// The JSON description of an array: the library's [`ArrayMetadata::info`], so that the
+/// command line and `Array`'s accessors report the same facts.
 pub fn array_json(meta: &ArrayMetadata) -> Map<String, Value> {
-    let doc = meta.to_value();
-    let field = |k: &str| doc.get(k).cloned().unwrap_or(Value::Null);
-    let inner = meta
-        .codecs()
-        .sharding()
-        .map(|s| json!(s.config().chunk_shape))
-        .unwrap_or(Value::Null);
-    let chunk_shape = meta
-        .chunk_grid()
-        .regular_chunk_shape()
-        .map(|c| json!(c))
-        .unwrap_or(Value::Null);
-    let mut o = Map::new();
-    o.insert("node_type".into(), json!("array"));
-    o.insert("shape".into(), json!(meta.shape()));
-    o.insert("data_type".into(), field("data_type"));
-    o.insert("chunk_shape".into(), chunk_shape);
-    o.insert("inner_chunk_shape".into(), inner);
-    o.insert("sharded".into(), json!(meta.codecs().sharding().is_some()));
-    o.insert("chunk_grid".into(), field("chunk_grid"));
-    o.insert("chunk_key_encoding".into(), field("chunk_key_encoding"));
-    o.insert("fill_value".into(), field("fill_value"));
-    o.insert("codecs".into(), field("codecs"));
-    o.insert("dimension_names".into(), field("dimension_names"));
-    o.insert("attributes".into(), field("attributes"));
-    o
+    match serde_json::to_value(meta.info()) {
+        Ok(Value::Object(o)) => o,
+        _ => Map::new(),
+    }
 }
 
 async fn group_json(g: &Group) -> Result<Map<String, Value>> {

@@ -1,7 +1,6 @@
 //! The progress bar of `copy`: shown on a terminal, silent otherwise.
 
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -10,7 +9,6 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 #[derive(Debug)]
 pub struct Progress {
     bar: Option<ProgressBar>,
-    shards: AtomicU64,
     total_shards: u64,
 }
 
@@ -37,23 +35,16 @@ impl Progress {
         });
         Progress {
             bar,
-            shards: AtomicU64::new(0),
             total_shards,
         }
     }
 
-    /// Records one shard of `bytes` (uncompressed) written.
-    pub fn shard_done(&self, bytes: u64) {
-        let done = self.shards.fetch_add(1, Ordering::Relaxed) + 1;
+    /// Records that `shards` shards of `bytes` (uncompressed) are written so far.
+    pub fn set(&self, shards: u64, bytes: u64) {
         if let Some(bar) = &self.bar {
-            bar.inc(bytes);
-            bar.set_message(format!("{done}/{}", self.total_shards));
+            bar.set_position(bytes);
+            bar.set_message(format!("{shards}/{}", self.total_shards));
         }
-    }
-
-    /// Shards written so far.
-    pub fn shards_done(&self) -> u64 {
-        self.shards.load(Ordering::Relaxed)
     }
 
     /// Prints a line above the bar (or nothing without a bar).
