@@ -265,12 +265,11 @@ pub async fn plan_copy(src: &Store, dst: &Store, layout: &Layout) -> Result<Copy
             },
             Node::Array(a) => {
                 let url = dst.url_of(a.path());
-                let spec = destination_spec(a.metadata(), layout).map_err(|reason| {
-                    CopyError::Layout {
+                let spec =
+                    destination_spec(a.metadata(), layout).map_err(|reason| CopyError::Layout {
                         url: src.url_of(a.path()),
                         reason,
-                    }
-                })?;
+                    })?;
                 let meta = spec.build().map_err(|source| CopyError::Spec {
                     url: url.clone(),
                     source,
@@ -322,7 +321,10 @@ pub async fn copy(
     layout: &Layout,
     options: &CopyOptions,
 ) -> Result<CopyReport, CopyError> {
-    plan_copy(src, dst, layout).await?.run(options, |_| {}).await
+    plan_copy(src, dst, layout)
+        .await?
+        .run(options, |_| {})
+        .await
 }
 
 /// [`copy`] for code without an async runtime.
@@ -551,10 +553,7 @@ pub fn destination_spec(meta: &ArrayMetadata, layout: &Layout) -> Result<ArraySp
             let kept = sharding.as_ref().map(|c| &c.chunk_shape).filter(|inner| {
                 inner.len() == shards.len() && shards.iter().zip(*inner).all(|(s, c)| s % c == 0)
             });
-            (
-                Some(shards.clone()),
-                Some(kept.unwrap_or(shards).clone()),
-            )
+            (Some(shards.clone()), Some(kept.unwrap_or(shards).clone()))
         }
         (shards, chunks) => (shards.clone(), chunks.clone()),
     };
@@ -629,7 +628,14 @@ async fn copy_unit(job: &ArrayJob, u: u64) -> Result<u64, CopyError> {
         url: job.dst_url.clone(),
         source,
     };
-    let data = job.src.view().get(&sel).map_err(read)?.read_bytes().await.map_err(read)?;
+    let data = job
+        .src
+        .view()
+        .get(&sel)
+        .map_err(read)?
+        .read_bytes()
+        .await
+        .map_err(read)?;
     job.dst
         .view()
         .get(&sel)

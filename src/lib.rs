@@ -86,7 +86,7 @@
 //! use zarrflow::{Array, ArraySpec, sel};
 //! let array = Array::create_at_blocking("memory://blocking-tour", &ArraySpec::of::<i32>([4, 4]))?;
 //! array.view().get(&sel![1, ..])?.write_scalar_blocking(7)?;
-//! let row = array.view().get(&sel![1, ..])?.read_blocking::<i32>()?;
+//! let row: zarrflow::ndarray::Array1<i32> = array.view().get(&sel![1, ..])?.read_as_blocking()?;
 //! assert_eq!(row.to_vec(), vec![7; 4]);
 //! # Ok::<(), zarrflow::ArrayError>(())
 //! ```
@@ -132,7 +132,9 @@ pub mod metadata;
 pub mod plan;
 pub mod store;
 
-pub use array::{Array, ArrayError, ArrayOptions, ArrayView, Element, WriteBatch, block_on};
+pub use array::{
+    Array, ArrayError, ArrayOptions, ArrayView, Element, ShapeMismatch, WriteBatch, block_on,
+};
 pub use index::{Selection, SelectionItem};
 pub use metadata::{ArrayInfo, ArraySpec, CodecSpec, DataType};
 pub use store::{Store, StoreKey, StoreOptions};

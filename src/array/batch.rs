@@ -75,7 +75,11 @@ impl WriteBatch {
 
     /// Stages an array of values (any ndarray array or view of the element type) for
     /// `view`.
-    pub fn stage<T, S, D>(&mut self, view: &ArrayView, values: &ndarray::ArrayBase<S, D>) -> Result<()>
+    pub fn stage<T, S, D>(
+        &mut self,
+        view: &ArrayView,
+        values: &ndarray::ArrayBase<S, D>,
+    ) -> Result<()>
     where
         T: Element,
         S: ndarray::Data<Elem = T>,

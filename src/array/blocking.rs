@@ -45,7 +45,11 @@ impl Array {
     }
 
     /// [`Array::open_in`] for code without an async runtime.
-    pub fn open_in_blocking(store: &Store, path: &StoreKey, options: ArrayOptions) -> Result<Array> {
+    pub fn open_in_blocking(
+        store: &Store,
+        path: &StoreKey,
+        options: ArrayOptions,
+    ) -> Result<Array> {
         block_on(Array::open_in(store, path, options))?
     }
 

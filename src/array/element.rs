@@ -116,4 +116,20 @@ impl ArraySpec {
     pub fn of<T: Element>(shape: impl Into<Vec<u64>>) -> Self {
         ArraySpec::with_data_type(shape, T::DTYPE)
     }
+
+    /// Set the fill value as a Rust value of the array's element type:
+    /// `.fill(f32::NAN)`, `.fill(u64::MAX)` (exact). Fails when `T` is not the spec's type.
+    pub fn fill<T: Element>(self, value: T) -> Result<Self, crate::metadata::MetadataError> {
+        if self.dtype() != Some(T::DTYPE) {
+            return Err(crate::metadata::MetadataError::InvalidSpec {
+                field: "fill_value".into(),
+                reason: format!(
+                    "a {} fill value for data type {}",
+                    T::RUST_NAME,
+                    self.data_type.name()
+                ),
+            });
+        }
+        self.fill_value_bytes(&T::to_ne_bytes_vec(&[value]))
+    }
 }

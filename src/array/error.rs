@@ -85,7 +85,9 @@ pub enum ShapeMismatch {
         view: Vec<u64>,
     },
     /// Values that do not broadcast (NumPy rules) to the selection's shape.
-    #[error("values of shape {values:?} cannot be broadcast to the selection's shape {selection:?}")]
+    #[error(
+        "values of shape {values:?} cannot be broadcast to the selection's shape {selection:?}"
+    )]
     Broadcast {
         /// The values' shape.
         values: Vec<u64>,

@@ -206,9 +206,7 @@ impl ArrayView {
             return read::read_into(&self.array.shared, &self.transform, bytes).await;
         }
         let values = self.read::<T>().await?;
-        out.iter_mut()
-            .zip(values.iter())
-            .for_each(|(o, &v)| *o = v);
+        out.iter_mut().zip(values.iter()).for_each(|(o, &v)| *o = v);
         Ok(())
     }
 

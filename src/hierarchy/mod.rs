@@ -171,16 +171,20 @@ async fn write_new(
         store.delete_prefix(path).await?;
         return Ok(store.put(key, bytes).await?);
     }
-    let listing = store.list_dir(path).await?;
-    let has_meta = listing.objects.iter().any(|o| o == ZARR_JSON);
-    if has_meta {
-        return Err(HierarchyError::AlreadyExists {
-            url: store.url_of(key),
-        });
-    }
-    if !listing.objects.is_empty() || !listing.prefixes.is_empty() {
-        return Err(HierarchyError::NotEmpty {
-            url: store.url_of(path),
+    if !store.is_empty_prefix(path).await? {
+        let has_meta = match store.head(key).await {
+            Ok(_) => true,
+            Err(StoreError::NotFound { .. }) => false,
+            Err(e) => return Err(e.into()),
+        };
+        return Err(if has_meta {
+            HierarchyError::AlreadyExists {
+                url: store.url_of(key),
+            }
+        } else {
+            HierarchyError::NotEmpty {
+                url: store.url_of(path),
+            }
         });
     }
     match store.put_if_absent(key, bytes.clone()).await {

@@ -1,6 +1,8 @@
 //! The array creation specification (pure): builds validated [`ArrayMetadata`].
 
-use super::{ArrayMetadata, ChunkGridSpec, ChunkKeyEncodingSpec, CodecSpec, DataType, MetadataError};
+use super::{
+    ArrayMetadata, ChunkGridSpec, ChunkKeyEncodingSpec, CodecSpec, DataType, MetadataError,
+};
 use serde_json::{Map, Value, json};
 use zarrs::metadata::FillValueMetadata;
 use zarrs::metadata::v3::{ArrayMetadataV3, MetadataV3};
@@ -113,6 +115,30 @@ impl ArraySpec {
                     reason: format!("{v}: {e}"),
                 })?,
             );
+        Ok(self)
+    }
+    /// Set the fill value from its native-endian bytes (exact: NaN payloads and 64-bit
+    /// extremes kept); the length must be the data type's size. `ArraySpec::fill` takes a
+    /// Rust value instead.
+    pub fn fill_value_bytes(mut self, bytes: &[u8]) -> Result<Self, MetadataError> {
+        let bad = |reason: String| MetadataError::InvalidSpec {
+            field: "fill_value".into(),
+            reason,
+        };
+        let dt = zarrs::array::DataType::from_metadata(&self.data_type)
+            .map_err(|e| bad(format!("data type {}: {e}", self.data_type.name())))?;
+        if dt.fixed_size() != Some(bytes.len()) {
+            return Err(bad(format!(
+                "{} bytes for a fill value of data type {}",
+                bytes.len(),
+                self.data_type.name()
+            )));
+        }
+        let fill = zarrs::array::FillValue::new(bytes.to_vec());
+        self.fill_value = Some(
+            dt.metadata_fill_value(&fill)
+                .map_err(|e| bad(e.to_string()))?,
+        );
         Ok(self)
     }
     /// Set the chunk key encoding.
@@ -249,7 +275,11 @@ impl ArraySpec {
         let inner_codecs: Vec<MetadataV3> = match &self.codecs {
             Some(codecs) => codecs
                 .iter()
-                .map(|c| CodecSpec::from(c).fit_to_element(dtype.size()).to_metadata())
+                .map(|c| {
+                    CodecSpec::from(c)
+                        .fit_to_element(dtype.size())
+                        .to_metadata()
+                })
                 .collect(),
             None => self.default_inner_codecs(),
         };

@@ -78,6 +78,16 @@ pub enum StoreError {
         /// Bytes received.
         got: u64,
     },
+    /// A local-filesystem operation outside `object_store` failed (removing the empty
+    /// directories a deleted prefix left behind).
+    #[error("local filesystem error on {url}: {source}")]
+    Local {
+        /// Full URL of the directory.
+        url: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
     /// Any other backend error (network, permissions, ...).
     #[error("storage backend error on {url}: {source}")]
     Backend {

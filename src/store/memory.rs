@@ -30,8 +30,12 @@ fn named(name: &str) -> Arc<InMemory> {
 impl Store {
     /// A new, private, empty in-memory store (`memory://`).
     pub fn memory() -> Self {
-        Store::on_memory(Arc::new(InMemory::new()), Path::default(), "memory://".into())
-            .with_options(StoreOptions::default())
+        Store::on_memory(
+            Arc::new(InMemory::new()),
+            Path::default(),
+            "memory://".into(),
+        )
+        .with_options(StoreOptions::default())
     }
 
     /// The process-wide in-memory store `name` (`memory://name`): every call, and every

@@ -9,6 +9,7 @@
 
 mod error;
 mod key;
+mod local;
 mod memory;
 pub mod merge;
 mod object;
@@ -732,7 +733,37 @@ impl Store {
             .try_collect::<Vec<_>>()
             .await
             .map_err(|e| self.err(key, e))?;
+        if let Some(dir) = self.local_dir(key) {
+            // a local store keeps the directories of deleted objects: remove the empty ones,
+            // or a new object whose key was an old directory could not be written
+            let local_err = |source| StoreError::Local {
+                url: self.url_of(key),
+                source,
+            };
+            tokio::task::spawn_blocking(move || local::remove_empty_dirs(&dir))
+                .await
+                .map_err(|e| local_err(std::io::Error::other(e)))?
+                .map_err(local_err)?;
+        }
         Ok(())
+    }
+
+    /// True when no object is stored under `key` (one listing request, the first result).
+    pub async fn is_empty_prefix(&self, key: &StoreKey) -> Result<bool, StoreError> {
+        let path = self.path(key);
+        let prefix = (!path.as_ref().is_empty()).then_some(&path);
+        let first = self.inner.list(prefix).next().await;
+        match first {
+            None => Ok(true),
+            Some(Ok(_)) => Ok(false),
+            Some(Err(e)) => Err(self.err(key, e)),
+        }
+    }
+
+    /// The local directory of `key`, for a store on the local filesystem.
+    fn local_dir(&self, key: &StoreKey) -> Option<std::path::PathBuf> {
+        let url = url::Url::parse(&self.url_of(key)).ok()?;
+        (url.scheme() == "file").then(|| url.to_file_path().ok())?
     }
 
     /// List one directory level under `key` (the root when empty).

@@ -248,7 +248,11 @@ mod tests {
         assert_eq!(cfg["configuration"]["cname"], "lz4");
         assert_eq!(cfg["configuration"]["typesize"], 2);
         let per_array = parse_codec("blosc:lz4:9", None).unwrap();
-        assert!(per_array[1].to_value()["configuration"].get("typesize").is_none());
+        assert!(
+            per_array[1].to_value()["configuration"]
+                .get("typesize")
+                .is_none()
+        );
         assert!(parse_codec("gzip:12", Some(4)).is_err());
         assert!(parse_codec("blosc:snappy", Some(4)).is_err());
         assert!(parse_codec("lzma", Some(4)).is_err());

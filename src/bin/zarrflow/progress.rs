@@ -33,10 +33,7 @@ impl Progress {
             bar.enable_steady_tick(Duration::from_millis(250));
             bar
         });
-        Progress {
-            bar,
-            total_shards,
-        }
+        Progress { bar, total_shards }
     }
 
     /// Records that `shards` shards of `bytes` (uncompressed) are written so far.
