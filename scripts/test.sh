@@ -6,3 +6,5 @@ cd "$(dirname "$0")/.."
 scripts/python-env.sh
 cargo test --locked --all-targets "$@"
 cargo test --locked --doc
+# The example application on the Rust API runs to its end (it asserts what it does).
+cargo run --locked --quiet --example app

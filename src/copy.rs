@@ -194,7 +194,7 @@ pub enum CopyError {
         /// The destination array's URL.
         url: String,
         /// The refusal.
-        source: MetadataError,
+        source: Box<MetadataError>,
     },
     /// Reading the source failed.
     #[error("reading {url}: {source}")]
@@ -202,7 +202,7 @@ pub enum CopyError {
         /// The source array's URL.
         url: String,
         /// The failure.
-        source: ArrayError,
+        source: Box<ArrayError>,
     },
     /// Writing the destination failed.
     #[error("writing {url}: {source}")]
@@ -210,16 +210,22 @@ pub enum CopyError {
         /// The destination array's URL.
         url: String,
         /// The failure.
-        source: ArrayError,
+        source: Box<ArrayError>,
     },
     /// Opening the source or creating the destination failed.
     #[error(transparent)]
-    Array(#[from] ArrayError),
+    Array(Box<ArrayError>),
+}
+
+impl From<ArrayError> for CopyError {
+    fn from(e: ArrayError) -> Self {
+        CopyError::Array(Box::new(e))
+    }
 }
 
 impl From<HierarchyError> for CopyError {
     fn from(e: HierarchyError) -> Self {
-        CopyError::Array(e.into())
+        CopyError::Array(Box::new(e.into()))
     }
 }
 
@@ -272,7 +278,7 @@ pub async fn plan_copy(src: &Store, dst: &Store, layout: &Layout) -> Result<Copy
                     })?;
                 let meta = spec.build().map_err(|source| CopyError::Spec {
                     url: url.clone(),
-                    source,
+                    source: Box::new(source),
                 })?;
                 let unit = meta
                     .shard_or_chunk_shape()
@@ -622,11 +628,11 @@ async fn copy_unit(job: &ArrayJob, u: u64) -> Result<u64, CopyError> {
     let (sel, shape) = unit_region(job.dst.shape(), &job.unit, u);
     let read = |source| CopyError::Read {
         url: job.src_url.clone(),
-        source,
+        source: Box::new(source),
     };
     let write = |source| CopyError::Write {
         url: job.dst_url.clone(),
-        source,
+        source: Box::new(source),
     };
     let data = job
         .src

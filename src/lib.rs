@@ -68,11 +68,12 @@
 //! # zarrflow::block_on(async {
 //! # let array = Array::create_at("memory://", &ArraySpec::of::<u8>([64]).shard_shape([64]).inner_chunk_shape([8])).await?;
 //! let mut batch = array.batch();
-//! for i in 0..64u64 {
-//!     batch.stage_scalar(&array.view().get(&sel![i])?, i as u8)?;
+//! for i in 0..64u8 {
+//!     batch.stage_scalar(&array.view().get(&sel![i])?, i)?;
 //! }
 //! batch.commit().await?;   // one shard written once
-//! assert_eq!(array.view().get(&sel![63])?.read::<u8>().await?.into_scalar(), 63);
+//! let last = array.view().get(&sel![63])?.read_as::<u8, zarrflow::ndarray::Ix0>().await?;
+//! assert_eq!(last.into_scalar(), 63);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap().unwrap();
 //! ```
@@ -110,7 +111,7 @@
 //! | [`grid`], [`plan`] | pure | chunk grids and the two-level chunk planner |
 //! | [`metadata`], [`codec`] | format | `zarr.json`, data types, codec chains, sharding |
 //! | [`store`] | I/O | `object_store` wrapper: URLs, coalesced ranged reads, conditional writes |
-//! | [`array`] | I/O | executes plans: reads, writes, batches, the blocking facade |
+//! | [`array`](mod@array) | I/O | executes plans: reads, writes, batches, the blocking facade |
 //! | [`hierarchy`] | I/O | opens and creates groups and arrays |
 //! | [`copy`] | I/O | copies of arrays and hierarchies with new layouts |
 //!

@@ -31,7 +31,6 @@ impl WriteBatch {
     }
 
     /// Sets the byte budget of staged values.
-    #[must_use]
     pub fn with_max_bytes(mut self, bytes: usize) -> Self {
         self.max_bytes = bytes;
         self

@@ -41,6 +41,7 @@ use cache::IndexCache;
 /// Coalescing thresholds belong to the store ([`StoreOptions::with_coalesce`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
+#[must_use]
 pub struct ArrayOptions {
     /// Shards (or chunks) fetched concurrently.
     pub request_concurrency: usize,

@@ -36,6 +36,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Per-store runtime options (never written to metadata).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
+#[must_use]
 pub struct StoreOptions {
     /// Coalescing thresholds for [`Store::get_ranges`].
     pub coalesce: CoalesceOptions,
