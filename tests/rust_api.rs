@@ -3,8 +3,12 @@
 //! types, named memory stores, typed errors and the library copy (read back by zarr-python and
 //! TensorStore).
 
+mod cli_support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use cli_support::write_npy;
 
 use zarrflow::copy::{CopyError, CopyOptions, CopyProgress, Layout, copy, plan_copy};
 use zarrflow::hierarchy::{Group, HierarchyError};
@@ -141,16 +145,12 @@ async fn create_refuses_existing_nodes_and_overwrite_deletes_old_data_local() {
 
 /// Runs the built CLI's `info --json` on a local array.
 fn info_json(path: &Path) -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_zarrflow"))
-        .args(["info", "--json", path.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    serde_json::from_str(&cli_support::ok(&[
+        "info",
+        "--json",
+        path.to_str().unwrap(),
+    ]))
+    .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -525,33 +525,6 @@ async fn array_spec_round_trips_existing_metadata() {
         let rebuilt = spec.build().unwrap();
         assert_eq!(rebuilt.to_value(), a.metadata().to_value(), "{name}");
     }
-}
-
-/// Writes a C-order little-endian `.npy` of `data` (read back from zarrflow) for the checker.
-fn write_npy(path: &Path, descr: &str, shape: &[u64], data: &[u8]) {
-    let shape_txt = match shape.len() {
-        0 => "()".to_string(),
-        1 => format!("({},)", shape[0]),
-        _ => format!(
-            "({})",
-            shape
-                .iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    let mut header =
-        format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape_txt}, }}");
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&u16::try_from(header.len()).unwrap().to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(data);
-    std::fs::write(path, out).unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
