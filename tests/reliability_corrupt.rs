@@ -100,7 +100,7 @@ async fn checksum_verification_is_off_only_by_option() {
         let on = Array::open_in(&store, &key(&path), ArrayOptions::default())
             .await
             .unwrap();
-        assert!(on.options().verify_checksums);
+        assert!(on.options().verify_checksums());
         let err = on.view().read_bytes().await.unwrap_err();
         assert!(matches!(
             codec_error(&err),

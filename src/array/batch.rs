@@ -4,6 +4,9 @@ use super::error::{ArrayError, Result};
 use super::write::StagedWrite;
 use super::{Array, ArrayView, Element};
 
+/// Default [`WriteBatch::with_max_bytes`]: 256 MiB of staged values.
+pub const DEFAULT_BATCH_MAX_BYTES: usize = 256 << 20;
+
 /// Stages writes to one array and applies them together: each touched shard is read (if
 /// needed) once and written once, with the staged writes applied in order.
 ///
@@ -26,7 +29,7 @@ impl WriteBatch {
             array,
             staged: Vec::new(),
             bytes: 0,
-            max_bytes: 256 << 20,
+            max_bytes: DEFAULT_BATCH_MAX_BYTES,
         }
     }
 

@@ -27,7 +27,10 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime> {
                 .map_err(|e| e.to_string())
         })
         .as_ref()
-        .map_err(|e| ArrayError::Task(format!("cannot start the runtime: {e}")))
+        .map_err(|e| ArrayError::Task {
+            what: "starting the blocking facade's runtime",
+            source: Some(e.clone().into()),
+        })
 }
 
 /// Runs a future to completion on the private runtime.

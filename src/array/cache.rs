@@ -54,6 +54,29 @@ impl IndexCache {
     }
 }
 
+/// The one place the execution layer reads, fills and invalidates its shard-index cache
+/// (a no-op when the cache is off).
+impl super::Shared {
+    /// The cached index of the shard at `key`, with the shard version it was read from.
+    pub(crate) fn cached_index(&self, key: &str) -> Option<Cached> {
+        self.index_cache.as_ref().and_then(|c| c.get(key))
+    }
+
+    /// Remembers the index of the shard at `key`, read from `version` of it.
+    pub(crate) fn remember_index(&self, key: &str, index: Arc<ShardIndex>, version: ObjectVersion) {
+        if let Some(cache) = &self.index_cache {
+            cache.insert(key, index, version);
+        }
+    }
+
+    /// Forgets the index of the shard at `key` (it changed, or is being rewritten).
+    pub(crate) fn forget_index(&self, key: &str) {
+        if let Some(cache) = &self.index_cache {
+            cache.invalidate(key);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -67,9 +67,16 @@ pub enum ArrayError {
     /// out-of-bounds access).
     #[error("internal error: {0}")]
     Internal(String),
-    /// A background task failed (panicked or was cancelled).
-    #[error("background task failed: {0}")]
-    Task(String),
+    /// A background task failed (panicked or was cancelled); the join or runtime error, when
+    /// there is one, is the source.
+    #[error("background task failed: {what}")]
+    Task {
+        /// Which task.
+        what: &'static str,
+        /// Why (a tokio join error, a runtime that could not start).
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    },
 }
 
 /// How a buffer's or a value array's shape fails to fit a view.
@@ -115,6 +122,14 @@ pub enum ShapeMismatch {
 }
 
 impl ArrayError {
+    /// A failed background task, keeping its join error.
+    pub(crate) fn task(what: &'static str, source: Option<tokio::task::JoinError>) -> Self {
+        ArrayError::Task {
+            what,
+            source: source.map(|e| Box::new(e) as _),
+        }
+    }
+
     /// True when a node, array or object does not exist.
     pub fn is_not_found(&self) -> bool {
         matches!(

@@ -14,7 +14,9 @@ mod cache;
 mod element;
 mod error;
 mod gate;
+mod pool;
 mod read;
+mod retry;
 mod scatter;
 mod view;
 mod write;
@@ -36,43 +38,77 @@ pub use view::ArrayView;
 
 use cache::IndexCache;
 
+/// Default [`ArrayOptions::request_concurrency`]: shards (or chunks) fetched at once.
+pub const DEFAULT_REQUEST_CONCURRENCY: usize = 32;
+
+/// Default [`ArrayOptions::index_cache_bytes`]: 64 MiB of shard indexes (16 bytes an inner
+/// chunk, so about four million inner chunks).
+pub const DEFAULT_INDEX_CACHE_BYTES: u64 = 64 << 20;
+
 /// Execution options of an opened array (runtime only, never stored in metadata).
 ///
+/// The fields are read through accessors and set through the `with_*` methods, which hold
+/// their invariants (at least one request and one decode at a time); checksums are verified
+/// unless [`with_verify_checksums`](Self::with_verify_checksums) turns them off.
 /// Coalescing thresholds belong to the store ([`StoreOptions::with_coalesce`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 #[must_use]
 pub struct ArrayOptions {
-    /// Shards (or chunks) fetched concurrently.
-    pub request_concurrency: usize,
-    /// Chunks (or shards) decoded at once on the blocking pool. Default: one more than the
-    /// number of cores — decoding a local shard includes blocking positioned reads of its
-    /// file, and the extra decode keeps every core busy while another waits (measured: the
-    /// 100k-point gather of `cargo bench --bench read` runs 10–25 % faster on 2 cores, other
-    /// cases unchanged).
-    pub decode_threads: usize,
-    /// Byte budget of the shard-index cache; 0 turns it off.
-    pub index_cache_bytes: u64,
-    /// Store chunks (and inner chunks) equal to the fill value instead of eliding them.
-    pub store_empty_chunks: bool,
-    /// Verify checksums (`crc32c` of chunks, inner chunks and shard indexes) when decoding.
-    /// On by default; only [`ArrayOptions::with_verify_checksums`] turns it off.
-    pub verify_checksums: bool,
+    request_concurrency: usize,
+    decode_threads: usize,
+    index_cache_bytes: u64,
+    store_empty_chunks: bool,
+    verify_checksums: bool,
 }
 
 impl Default for ArrayOptions {
     fn default() -> Self {
         ArrayOptions {
-            request_concurrency: 32,
-            decode_threads: std::thread::available_parallelism().map_or(2, |n| n.get()) + 1,
-            index_cache_bytes: 64 << 20,
+            request_concurrency: DEFAULT_REQUEST_CONCURRENCY,
+            decode_threads: default_decode_threads(),
+            index_cache_bytes: DEFAULT_INDEX_CACHE_BYTES,
             store_empty_chunks: false,
             verify_checksums: true,
         }
     }
 }
 
+/// Default [`ArrayOptions::decode_threads`]: one more than the number of cores — decoding a
+/// local shard includes blocking positioned reads of its file, and the extra decode keeps
+/// every core busy while another waits (measured: the 100k-point gather of
+/// `cargo bench --bench read` runs 10–25 % faster on 2 cores, other cases unchanged).
+pub fn default_decode_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get()) + 1
+}
+
 impl ArrayOptions {
+    /// Shards (or chunks) fetched concurrently (at least 1).
+    pub fn request_concurrency(&self) -> usize {
+        self.request_concurrency
+    }
+
+    /// Chunks (or shards) decoded at once on the blocking pool (at least 1).
+    pub fn decode_threads(&self) -> usize {
+        self.decode_threads
+    }
+
+    /// Byte budget of the shard-index cache; 0 when it is off.
+    pub fn index_cache_bytes(&self) -> u64 {
+        self.index_cache_bytes
+    }
+
+    /// Whether chunks (and inner chunks) equal to the fill value are stored.
+    pub fn store_empty_chunks(&self) -> bool {
+        self.store_empty_chunks
+    }
+
+    /// Whether checksums (`crc32c` of chunks, inner chunks and shard indexes) are verified
+    /// when decoding (on by default).
+    pub fn verify_checksums(&self) -> bool {
+        self.verify_checksums
+    }
+
     /// Sets the number of concurrent shard or chunk fetches (at least 1).
     pub fn with_request_concurrency(mut self, n: usize) -> Self {
         self.request_concurrency = n.max(1);
@@ -428,24 +464,6 @@ fn grids_of(meta: &ArrayMetadata) -> Result<Vec<Arc<dyn DimensionGrid>>> {
                     .map_err(|err| grid_err(d, err))
             })
             .collect(),
-    }
-}
-
-/// Whether the caller runs on a multi-threaded tokio runtime (where `block_in_place` may
-/// hand the worker thread over to blocking work).
-pub(crate) fn on_multi_thread_runtime() -> bool {
-    tokio::runtime::Handle::try_current()
-        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
-}
-
-/// Runs CPU work that borrows the caller's values: on a multi-threaded runtime the worker
-/// thread is handed over for the duration (`block_in_place`), so other tasks keep running;
-/// the work itself fans out on rayon's pool.
-pub(crate) fn run_parallel<T>(f: impl FnOnce() -> T) -> T {
-    if on_multi_thread_runtime() {
-        tokio::task::block_in_place(f)
-    } else {
-        f()
     }
 }
 

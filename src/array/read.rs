@@ -25,13 +25,16 @@ use zarrs::array::{DataType, FillValue};
 use crate::codec::{CodecError, CodecPipeline, ShardIndex, ShardIndexCodec};
 use crate::hierarchy::read_shard_index_versioned;
 use crate::index::IndexTransform;
+use crate::index::shape::cell_count;
 use crate::plan::{ChunkOp, ShardWork, plan_chunks, plan_sharded};
 use crate::store::{FetchedObject, StoreError, StoreKey};
 
 use super::error::{ArrayError, Result};
 use super::gate::DecodeGate;
+use super::pool::{on_blocking, on_cpu_pool, on_multi_thread_runtime, run_parallel};
+use super::retry::{MAX_CONFLICT_ATTEMPTS, backoff};
 use super::scatter::Kernel;
-use super::{ShardLayout, Shared, inner_chunk_index, on_multi_thread_runtime, run_parallel};
+use super::{ShardLayout, Shared, inner_chunk_index};
 
 /// What lands in the result for one chunk operation.
 enum Payload {
@@ -70,9 +73,7 @@ struct ChunkCodec<'a> {
 impl ChunkCodec<'_> {
     /// Cells of a chunk.
     fn cells(&self) -> usize {
-        self.shape
-            .iter()
-            .fold(1usize, |acc, &n| acc.saturating_mul(n as usize))
+        cell_count(self.shape)
     }
 
     /// The payload of `kernel` over the chunk whose encoded bytes are `bytes`: the encoded
@@ -194,7 +195,9 @@ pub(crate) async fn read_into(
         copy_batch(shared, batch, out, &fill, copy_threads)?;
     }
     // The channel closed: the producer finished or failed; a panic surfaces here.
-    handle.await.map_err(|e| ArrayError::Task(e.to_string()))?;
+    handle
+        .await
+        .map_err(|e| ArrayError::task("the read's fetch and decode task", Some(e)))?;
     Ok(())
 }
 
@@ -338,7 +341,7 @@ fn copy_batch(
                         Ok(())
                     }));
                     *result = copied
-                        .unwrap_or_else(|_| Err(ArrayError::Task("a copy job panicked".into())));
+                        .unwrap_or_else(|_| Err(ArrayError::task("a copy job panicked", None)));
                 });
             }
         })
@@ -358,10 +361,7 @@ fn copy_one(
     let elem = shared.elem;
     match payload {
         Payload::Encoded(chunk) => {
-            let cells = chunk
-                .shape
-                .iter()
-                .fold(1usize, |acc, &n| acc.saturating_mul(n as usize));
+            let cells = cell_count(&chunk.shape);
             let bad = || {
                 ArrayError::Internal(format!(
                     "{} does not decode into a contiguous run of the piece at byte {start}",
@@ -416,47 +416,13 @@ fn fill_part(op: &ChunkOp) -> Result<Parts> {
     Ok(vec![(Kernel::new(op)?, Payload::Fill)])
 }
 
-/// Runs CPU work on rayon's pool and waits for its result.
-async fn on_cpu_pool<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T> + Send + 'static,
-) -> Result<T> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    rayon::spawn(move || {
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-            .unwrap_or_else(|_| Err(ArrayError::Task("a planning job panicked".into())));
-        // The read may be gone (cancelled): nobody to tell.
-        let _ = tx.send(result);
-    });
-    rx.await
-        .map_err(|_| ArrayError::Task("a planning job ended without a result".into()))?
-}
-
-/// Runs a decode on the blocking pool, at most `decode_threads` at a time (see
-/// [`DecodeGate`]).
-async fn on_decode_pool<T: Send + 'static>(
-    gate: Arc<DecodeGate>,
-    f: impl FnOnce() -> Result<T> + Send + 'static,
-) -> Result<T> {
-    tokio::task::spawn_blocking(move || {
-        let _pass = gate
-            .enter()
-            .ok_or_else(|| ArrayError::Task("the read was cancelled".into()))?;
-        f()
-    })
-    .await
-    .map_err(|e| ArrayError::Task(e.to_string()))?
-}
-
 async fn read_chunk(shared: &Arc<Shared>, op: ChunkOp, decode: Arc<DecodeGate>) -> Result<Parts> {
     let key = shared.chunk_key(&op.chunk_coords)?;
     let Some(bytes) = shared.node.store().get_opt(&key).await? else {
         return fill_part(&op);
     };
     let kernel = Kernel::new(&op)?;
-    let cells = op
-        .chunk_shape
-        .iter()
-        .fold(1usize, |acc, &n| acc.saturating_mul(n as usize));
+    let cells = cell_count(&op.chunk_shape);
     // A chunk decoded straight into the result (by the copy stage) needs no decode here.
     let whole = kernel.contiguous_whole_chunk(cells).is_some();
     let shared = shared.clone();
@@ -481,15 +447,12 @@ async fn read_chunk(shared: &Arc<Shared>, op: ChunkOp, decode: Arc<DecodeGate>) 
     if whole {
         return decode_chunk();
     }
-    on_decode_pool(decode, decode_chunk).await
+    on_blocking(Some(decode), decode_chunk).await
 }
 
 /// An operation reading at most 1/`SPARSE_RATIO` of its chunk's cells is sparse: it keeps
 /// a packed copy of its cells instead of the decoded chunk.
 const SPARSE_RATIO: usize = 4;
-
-/// How many times a partial shard read starts again after the shard changed under it.
-const MAX_READ_ATTEMPTS: usize = 8;
 
 /// Number of inner chunks holding data of a shard whose valid region is `data_shape`.
 fn inner_chunks_in(data_shape: &[u64], inner: &[u64]) -> u64 {
@@ -500,6 +463,9 @@ fn inner_chunks_in(data_shape: &[u64], inner: &[u64]) -> u64 {
         .product()
 }
 
+/// Reads what `work` needs of one shard, by one of three strategies: through the whole
+/// codec pipeline when a codec wraps the sharding layer, from the whole object when every
+/// inner chunk is needed, else from the index and the needed inner chunks' ranges.
 async fn read_shard(
     shared: &Arc<Shared>,
     layout: &ShardLayout,
@@ -507,99 +473,114 @@ async fn read_shard(
     decode: Arc<DecodeGate>,
 ) -> Result<Parts> {
     let key = shared.chunk_key(&work.shard.chunk_coords)?;
-    let store = shared.node.store();
-    let shard_shape = work.shard.chunk_shape.clone();
     if !layout.partial_reads {
-        // A codec wraps the sharding layer: decode the whole shard through the pipeline.
-        let Some(bytes) = store.get_opt(&key).await? else {
-            return fill_part(&work.shard);
-        };
-        let shared = shared.clone();
-        return on_decode_pool(decode, move || {
-            let meta = shared.node.metadata();
-            let data = meta.codecs().decode(
-                &bytes,
-                &shard_shape,
-                meta.data_type(),
-                meta.fill_value(),
-                key.as_str(),
-            )?;
-            Ok(vec![(Kernel::new(&work.shard)?, Payload::Data(data))])
-        })
-        .await;
+        return read_shard_through_pipeline(shared, key, work, decode).await;
     }
     // Which inner chunks are touched (the inner partition: for scattered points, a grouping
     // of the shard's points) is worked out on rayon's pool, so the shards of a read are
     // partitioned in parallel rather than one after the other on this task before the
     // first fetch; their operations are lowered on the decode thread.
-    let codec = layout.sharding.index_codec(&shard_shape)?;
+    let codec = layout.sharding.index_codec(&work.shard.chunk_shape)?;
     let (work, touched) = on_cpu_pool(move || {
         let touched = work.inner.len()?;
         Ok((work, touched))
     })
     .await?;
-    let needed_all = touched
-        == u128::from(inner_chunks_in(
-            &work.shard.data_shape,
-            &layout.inner_chunk_shape,
-        ));
-    if needed_all {
-        // One GET for the whole shard; the decode thread reads the index and the inner
-        // chunks out of it (straight from the file on a local store).
-        let object = match store.get_object(&key).await {
-            Ok(object) => object,
-            Err(e) if e.is_not_found() => return fill_part(&work.shard),
-            Err(e) => return Err(e.into()),
-        };
-        let shared = shared.clone();
-        return on_decode_pool(decode, move || {
-            let size = object.size();
-            let index_range = codec
-                .index_range(size)
-                .ok_or_else(|| CodecError::ShardTooShort {
-                    key: key.to_string(),
-                    size,
-                    index_size: codec.encoded_size(),
-                })?;
-            let index = codec.decode(&object.read_range(index_range)?, size, key.as_str())?;
-            if let Some(cache) = &shared.index_cache {
-                cache.insert(
-                    key.as_str(),
-                    Arc::new(index.clone()),
-                    object.version().clone(),
-                );
-            }
-            decode_inner(
-                &shared,
-                &codec,
-                &index,
-                &key,
-                &work,
-                InnerSource::Object(&object),
-            )
-        })
-        .await;
+    let all = inner_chunks_in(&work.shard.data_shape, &layout.inner_chunk_shape);
+    if touched == u128::from(all) {
+        read_shard_whole_object(shared, key, codec, work, decode).await
+    } else {
+        read_shard_partial(shared, key, codec, work, decode).await
     }
-    // The index and the inner chunks it locates must come from one version of the shard:
-    // ranges are read conditionally on the version the index came from (ETag), and a shard
-    // replaced in between (`Precondition`, or gone) is read again from its index.
+}
+
+/// A codec wraps the sharding layer (`transpose` before it, a bytes-to-bytes codec after
+/// it): inner chunks cannot be addressed, so the shard is decoded whole through the
+/// pipeline.
+async fn read_shard_through_pipeline(
+    shared: &Arc<Shared>,
+    key: StoreKey,
+    work: ShardWork,
+    decode: Arc<DecodeGate>,
+) -> Result<Parts> {
+    let Some(bytes) = shared.node.store().get_opt(&key).await? else {
+        return fill_part(&work.shard);
+    };
+    let shared = shared.clone();
+    on_blocking(Some(decode), move || {
+        let meta = shared.node.metadata();
+        let data = meta.codecs().decode(
+            &bytes,
+            &work.shard.chunk_shape,
+            meta.data_type(),
+            meta.fill_value(),
+            key.as_str(),
+        )?;
+        Ok(vec![(Kernel::new(&work.shard)?, Payload::Data(data))])
+    })
+    .await
+}
+
+/// Every inner chunk is needed: one GET for the whole shard; the decode thread reads the
+/// index and the inner chunks out of it (straight from the file on a local store).
+async fn read_shard_whole_object(
+    shared: &Arc<Shared>,
+    key: StoreKey,
+    codec: ShardIndexCodec,
+    work: ShardWork,
+    decode: Arc<DecodeGate>,
+) -> Result<Parts> {
+    let object = match shared.node.store().get_object(&key).await {
+        Ok(object) => object,
+        Err(e) if e.is_not_found() => return fill_part(&work.shard),
+        Err(e) => return Err(e.into()),
+    };
+    let shared = shared.clone();
+    on_blocking(Some(decode), move || {
+        let size = object.size();
+        let index_range = codec
+            .index_range(size)
+            .ok_or_else(|| CodecError::ShardTooShort {
+                key: key.to_string(),
+                size,
+                index_size: codec.encoded_size(),
+            })?;
+        let index = codec.decode(&object.read_range(index_range)?, size, key.as_str())?;
+        shared.remember_index(
+            key.as_str(),
+            Arc::new(index.clone()),
+            object.version().clone(),
+        );
+        let source = InnerSource::Object(&object);
+        decode_inner(&shared, &codec, &index, &key, &work, source)
+    })
+    .await
+}
+
+/// Some inner chunks are needed: the index (from the cache or one ranged request) and the
+/// needed inner chunks' ranges, coalesced by the store. The index and the inner chunks it
+/// locates must come from one version of the shard: ranges are read conditionally on the
+/// version the index came from (ETag), and a shard replaced in between (`Precondition`, or
+/// gone) is read again from its index, under the execution layer's retry policy.
+async fn read_shard_partial(
+    shared: &Arc<Shared>,
+    key: StoreKey,
+    codec: ShardIndexCodec,
+    work: ShardWork,
+    decode: Arc<DecodeGate>,
+) -> Result<Parts> {
+    let store = shared.node.store();
     let cps = codec.chunks_per_shard().to_vec();
     let mut attempt = 0;
     let (index, ranges, fetched) = loop {
         attempt += 1;
-        let cached = shared
-            .index_cache
-            .as_ref()
-            .and_then(|c| c.get(key.as_str()));
-        let (index, version) = match cached {
+        let (index, version) = match shared.cached_index(key.as_str()) {
             Some(hit) => hit,
             None => match read_shard_index_versioned(store, &key, &codec).await? {
                 None => return fill_part(&work.shard),
                 Some((index, version)) => {
                     let index = Arc::new(index);
-                    if let Some(cache) = &shared.index_cache {
-                        cache.insert(key.as_str(), index.clone(), version.clone());
-                    }
+                    shared.remember_index(key.as_str(), index.clone(), version.clone());
                     (index, version)
                 }
             },
@@ -616,11 +597,10 @@ async fn read_shard(
         {
             Ok(fetched) => break (index, ranges, fetched),
             Err(StoreError::Precondition { .. } | StoreError::NotFound { .. })
-                if attempt < MAX_READ_ATTEMPTS =>
+                if attempt < MAX_CONFLICT_ATTEMPTS =>
             {
-                if let Some(cache) = &shared.index_cache {
-                    cache.invalidate(key.as_str());
-                }
+                shared.forget_index(key.as_str());
+                backoff(key.as_str(), attempt).await;
             }
             Err(e) => return Err(e.into()),
         }
@@ -628,15 +608,9 @@ async fn read_shard(
     let mut by_start: Vec<(u64, Bytes)> = ranges.iter().map(|r| r.start).zip(fetched).collect();
     by_start.sort_by_key(|(s, _)| *s);
     let shared = shared.clone();
-    on_decode_pool(decode, move || {
-        decode_inner(
-            &shared,
-            &codec,
-            &index,
-            &key,
-            &work,
-            InnerSource::Ranges(&by_start),
-        )
+    on_blocking(Some(decode), move || {
+        let source = InnerSource::Ranges(&by_start);
+        decode_inner(&shared, &codec, &index, &key, &work, source)
     })
     .await
 }

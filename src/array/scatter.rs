@@ -5,6 +5,7 @@
 //! merges axes that are contiguous in both buffers and copies whole runs with `memcpy`;
 //! every offset range is checked against both buffers before any byte moves.
 
+use crate::index::shape::c_strides;
 use crate::plan::{AxisDest, AxisSource, ChunkOp};
 
 use super::error::{ArrayError, Result};
@@ -56,15 +57,6 @@ impl Steps {
             }
         }
     }
-}
-
-/// C-order element strides of a shape.
-pub(crate) fn c_strides(shape: &[u64]) -> Vec<i64> {
-    let mut s = vec![1i64; shape.len()];
-    for i in (0..shape.len().saturating_sub(1)).rev() {
-        s[i] = s[i + 1].saturating_mul(shape[i + 1] as i64);
-    }
-    s
 }
 
 /// A chunk operation compiled to element offsets, ready to copy in either direction.

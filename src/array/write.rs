@@ -23,12 +23,15 @@ use rayon::prelude::*;
 
 use crate::codec::sharding::fill_bytes;
 use crate::index::IndexTransform;
+use crate::index::shape::cell_count;
 use crate::plan::{ChunkOp, Coverage, plan_chunks, plan_sharded};
-use crate::store::{ObjectVersion, StoreError, StoreKey};
+use crate::store::{ObjectVersion, PutMode, StoreError, StoreKey};
 
 use super::error::{ArrayError, Result};
+use super::pool::{on_blocking, run_parallel};
+use super::retry::{MAX_CONFLICT_ATTEMPTS, backoff};
 use super::scatter::Kernel;
-use super::{ShardLayout, Shared, inner_chunk_index, run_parallel};
+use super::{ShardLayout, Shared, inner_chunk_index};
 
 /// Where the values of one staged write come from.
 #[derive(Debug, Clone)]
@@ -183,17 +186,6 @@ fn apply(
     Ok(())
 }
 
-async fn on_blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T> + Send + 'static,
-) -> Result<T> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| ArrayError::Task(e.to_string()))?
-}
-
-/// How many times a conditional write is retried after a concurrent change.
-const MAX_ATTEMPTS: usize = 16;
-
 async fn write_target(
     shared: &Arc<Shared>,
     writes: &[StagedWrite<'_>],
@@ -201,16 +193,14 @@ async fn write_target(
 ) -> Result<()> {
     let key = shared.chunk_key(&target.coords)?;
     let _guard = shared.lock_for(key.as_str()).lock().await;
-    for attempt in 0..MAX_ATTEMPTS {
+    for attempt in 0..MAX_CONFLICT_ATTEMPTS {
         let outcome = match &shared.shards {
             Some(layout) if layout.partial_reads => {
                 write_shard(shared, layout, writes, &target, &key).await
             }
             _ => write_whole(shared, writes, &target, &key).await,
         };
-        if let Some(cache) = &shared.index_cache {
-            cache.invalidate(key.as_str());
-        }
+        shared.forget_index(key.as_str());
         match outcome {
             Err(ArrayError::Store(
                 StoreError::Precondition { .. } | StoreError::AlreadyExists { .. },
@@ -223,23 +213,6 @@ async fn write_target(
     }))
 }
 
-/// Waits before retrying a conditional write that lost a race: a random delay below
-/// 2^attempt ms (capped at 64 ms), so that competing writers stop colliding.
-async fn backoff(key: &str, attempt: usize) {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    key.hash(&mut h);
-    attempt.hash(&mut h);
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0)
-        .hash(&mut h);
-    std::thread::current().id().hash(&mut h);
-    let cap_us = 1000u64 << attempt.min(6);
-    tokio::time::sleep(std::time::Duration::from_micros(h.finish() % cap_us)).await;
-}
-
 /// Reads an object with its version; `None` when it does not exist.
 async fn read_versioned(shared: &Shared, key: &StoreKey) -> Result<Option<(Bytes, ObjectVersion)>> {
     match shared.node.store().get_with_version(key).await {
@@ -249,7 +222,11 @@ async fn read_versioned(shared: &Shared, key: &StoreKey) -> Result<Option<(Bytes
     }
 }
 
-/// Stores `encoded` (or deletes the key when `None`), conditionally on what was read.
+/// Stores `encoded` (or deletes the key when `None`), conditionally on what was read:
+/// `read` is `None` when nothing was read (a fully covered target, overwritten), `Some(None)`
+/// when the object was absent (created only if still absent), `Some(Some(version))` when it
+/// was read (replaced only if still that version). A conflict is returned for the caller to
+/// retry; where the store cannot check the condition it writes unconditionally.
 async fn commit(
     shared: &Shared,
     key: &StoreKey,
@@ -257,37 +234,22 @@ async fn commit(
     read: Option<Option<ObjectVersion>>,
 ) -> Result<()> {
     let store = shared.node.store();
-    match (encoded, read) {
-        (None, Some(None)) => Ok(()),
-        (None, _) => Ok(store.delete(key).await?),
-        (Some(bytes), None) => {
-            store.put(key, Bytes::from(bytes)).await?;
-            Ok(())
+    let Some(bytes) = encoded else {
+        // nothing left to store: delete what is there (nothing to do if it was absent)
+        if read != Some(None) {
+            store.delete(key).await?;
         }
-        (Some(bytes), Some(None)) => {
-            match store.put_if_absent(key, Bytes::from(bytes.clone())).await {
-                Err(StoreError::Unsupported { .. }) => store
-                    .put(key, Bytes::from(bytes))
-                    .await
-                    .map(drop)
-                    .map_err(Into::into),
-                other => other.map(drop).map_err(Into::into),
-            }
-        }
-        (Some(bytes), Some(Some(version))) => {
-            match store
-                .put_if_match(key, Bytes::from(bytes.clone()), &version)
-                .await
-            {
-                Err(StoreError::Unsupported { .. }) => store
-                    .put(key, Bytes::from(bytes))
-                    .await
-                    .map(drop)
-                    .map_err(Into::into),
-                other => other.map(drop).map_err(Into::into),
-            }
-        }
-    }
+        return Ok(());
+    };
+    let mode = match read {
+        None => PutMode::Overwrite,
+        Some(None) => PutMode::Create,
+        Some(Some(version)) => PutMode::Update(version),
+    };
+    store
+        .put_opts_or_overwrite(key, Bytes::from(bytes), mode)
+        .await?;
+    Ok(())
 }
 
 /// A shard with partial access: read once unless fully covered, decode only partially
@@ -322,7 +284,7 @@ async fn write_shard(
     let inner = layout.sharding.inner();
     let (dt, fv) = (meta.data_type(), meta.fill_value());
     let inner_shape = &layout.inner_chunk_shape;
-    let fill = fill_bytes(fv, inner_shape.iter().product::<u64>() as usize, elem);
+    let fill = fill_bytes(fv, cell_count(inner_shape), elem);
     let keep_empty = shared.options.store_empty_chunks;
     let cps = codec.chunks_per_shard().to_vec();
     let encoded = run_parallel(|| -> Result<_> {
@@ -392,7 +354,7 @@ async fn write_whole(
                 let shared = shared.clone();
                 let name = key.as_str().to_string();
                 let shape = shape.clone();
-                let data = on_blocking(move || {
+                let data = on_blocking(None, move || {
                     let meta = shared.node.metadata();
                     Ok(meta.codecs().decode(
                         &bytes,
@@ -410,7 +372,7 @@ async fn write_whole(
     apply(writes, &target.outer, &mut buf, elem)?;
     let encoded = {
         let shared = shared.clone();
-        on_blocking(move || {
+        on_blocking(None, move || {
             let meta = shared.node.metadata();
             let codecs = meta.codecs();
             if shared.options.store_empty_chunks {

@@ -8,7 +8,7 @@ use crate::codec::{IndexLocation, ShardIndex, ShardIndexCodec};
 use crate::metadata::{
     ArrayMetadata, ArraySpec, GroupMetadata, MetadataError, NodeMetadata, ZARR_JSON,
 };
-use crate::store::{ObjectVersion, Store, StoreError, StoreKey};
+use crate::store::{ObjectVersion, PutMode, Store, StoreError, StoreKey};
 use bytes::Bytes;
 use futures::StreamExt;
 use serde_json::{Map, Value};
@@ -187,18 +187,9 @@ async fn write_new(
             }
         });
     }
-    match store.put_if_absent(key, bytes.clone()).await {
-        Ok(v) => Ok(v),
-        Err(StoreError::Unsupported { .. }) => {
-            if store.get_opt(key).await?.is_some() {
-                return Err(HierarchyError::AlreadyExists {
-                    url: store.url_of(key),
-                });
-            }
-            Ok(store.put(key, bytes).await?)
-        }
-        Err(e) => Err(e.into()),
-    }
+    Ok(store
+        .put_opts_or_overwrite(key, bytes, PutMode::Create)
+        .await?)
 }
 
 /// Write updated metadata: conditional on the version read when the backend supports it.
@@ -208,12 +199,10 @@ async fn write_update(
     json: Vec<u8>,
     version: &ObjectVersion,
 ) -> Result<ObjectVersion, HierarchyError> {
-    let bytes = Bytes::from(json);
-    match store.put_if_match(key, bytes.clone(), version).await {
-        Ok(v) => Ok(v),
-        Err(StoreError::Unsupported { .. }) => Ok(store.put(key, bytes).await?),
-        Err(e) => Err(e.into()),
-    }
+    let mode = PutMode::Update(version.clone());
+    Ok(store
+        .put_opts_or_overwrite(key, Bytes::from(json), mode)
+        .await?)
 }
 
 /// An opened group.

@@ -18,6 +18,7 @@ mod map;
 mod parse;
 mod positional;
 mod selection;
+pub(crate) mod shape;
 mod transform;
 
 pub use domain::{IndexDomain, MAX_RANK, NarrowItem};

@@ -4,6 +4,7 @@
 use ndarray::{ArrayD, IxDyn};
 
 use super::{Binding, GridPartition, PlanError, Result, SynAxis, Table};
+use crate::index::shape::c_strides;
 use crate::index::{IndexArray, IndexDomain, IndexTransform, OutputIndexMap};
 
 /// Whether a chunk operation covers the valid data of its chunk.
@@ -200,15 +201,6 @@ impl ChunkOp {
     pub fn result_c_strides(&self) -> Vec<i64> {
         c_strides(&self.result_shape)
     }
-}
-
-/// C-order element strides of a shape.
-pub(crate) fn c_strides(shape: &[u64]) -> Vec<i64> {
-    let mut s = vec![1i64; shape.len()];
-    for i in (0..shape.len().saturating_sub(1)).rev() {
-        s[i] = s[i + 1].saturating_mul(shape[i + 1] as i64);
-    }
-    s
 }
 
 fn rec_cells(

@@ -13,6 +13,8 @@ mod local;
 mod memory;
 pub mod merge;
 mod object;
+mod open;
+mod request;
 pub mod wrappers;
 
 pub use error::StoreError;
@@ -20,13 +22,13 @@ pub use key::StoreKey;
 pub use merge::{CoalesceOptions, MergePlan, plan_merges};
 pub use object::FetchedObject;
 pub use object_store::{BackoffConfig, RetryConfig};
+pub use request::{ByteRange, GetOpts, GetOutput, PutMode};
 
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{
-    GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload,
-    UpdateVersion,
+    GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutOptions, PutPayload, UpdateVersion,
 };
 use std::collections::HashMap;
 use std::ops::Range;
@@ -58,11 +60,14 @@ pub struct StoreOptions {
     pub retry: Option<RetryConfig>,
 }
 
+/// Default [`StoreOptions::concurrency`]: requests in flight for one batched call.
+pub const DEFAULT_STORE_CONCURRENCY: usize = 10;
+
 impl Default for StoreOptions {
     fn default() -> Self {
         StoreOptions {
             coalesce: CoalesceOptions::default(),
-            concurrency: 10,
+            concurrency: DEFAULT_STORE_CONCURRENCY,
             suffix_requests: true,
             read_only: false,
             backend: HashMap::new(),
@@ -126,8 +131,18 @@ pub struct ObjectVersion {
 }
 
 impl ObjectVersion {
-    fn is_known(&self) -> bool {
+    /// True when the backend reported an ETag or a version id (a version that can be
+    /// matched by a conditional request).
+    pub fn is_known(&self) -> bool {
         self.e_tag.is_some() || self.version.is_some()
+    }
+}
+
+/// The version of an object from its backend metadata.
+fn version_of(meta: &object_store::ObjectMeta) -> ObjectVersion {
+    ObjectVersion {
+        e_tag: meta.e_tag.clone(),
+        version: meta.version.clone(),
     }
 }
 
@@ -140,18 +155,9 @@ pub struct ObjectInfo {
     pub version: ObjectVersion,
 }
 
-/// Bytes of a partial read together with the size of the whole object (from the response's
-/// `Content-Range`, or from HEAD in the suffix fallback), as needed to validate a shard index.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RangeRead {
-    /// The bytes read.
-    pub bytes: Bytes,
-    /// Size of the whole object.
-    pub object_size: u64,
-    /// Version of the object the bytes come from (pass it to
-    /// [`Store::get_ranges_of_version`] to read more of the same version).
-    pub version: ObjectVersion,
-}
+/// The bytes of a ranged read with the whole object's size and version (the name the
+/// shortcuts return; the same type as [`GetOutput`]).
+pub type RangeRead = GetOutput;
 
 /// The content of one directory level.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -174,103 +180,7 @@ pub struct Store {
     suffix_refused: Arc<AtomicBool>,
 }
 
-/// `object_store::parse_url_opts`, plus the retry policy for remote backends.
-fn build_backend(
-    url: &url::Url,
-    opts: Vec<(String, String)>,
-    retry: Option<&RetryConfig>,
-) -> object_store::Result<(Box<dyn ObjectStore>, Path)> {
-    use object_store::ObjectStoreScheme as Scheme;
-    let Some(retry) = retry else {
-        return object_store::parse_url_opts(url, opts);
-    };
-    // the same fold as object_store's `builder_opts!`, with `with_retry` before `build`
-    macro_rules! build {
-        ($builder:ty, $url:expr) => {{
-            let builder = opts.into_iter().fold(
-                <$builder>::new().with_url($url.to_string()),
-                |builder, (key, value)| match key.to_ascii_lowercase().parse() {
-                    Ok(k) => builder.with_config(k, value),
-                    Err(_) => builder,
-                },
-            );
-            Box::new(builder.with_retry(retry.clone()).build()?) as Box<dyn ObjectStore>
-        }};
-    }
-    let (scheme, path) = Scheme::parse(url)?;
-    let path = Path::parse(path)?;
-    let store = match scheme {
-        Scheme::AmazonS3 => build!(object_store::aws::AmazonS3Builder, url),
-        Scheme::GoogleCloudStorage => build!(object_store::gcp::GoogleCloudStorageBuilder, url),
-        Scheme::MicrosoftAzure => build!(object_store::azure::MicrosoftAzureBuilder, url),
-        Scheme::Http => build!(
-            object_store::http::HttpBuilder,
-            &url[..url::Position::BeforePath]
-        ),
-        _ => return object_store::parse_url_opts(url, opts),
-    };
-    Ok((store, path))
-}
-
-fn env_options(scheme: &str) -> Vec<(String, String)> {
-    let prefixes: &[&str] = match scheme {
-        "s3" | "s3a" => &["AWS_"],
-        "gs" => &["GOOGLE_"],
-        "az" | "adl" | "azure" | "abfs" | "abfss" => &["AZURE_"],
-        _ => &[],
-    };
-    std::env::vars()
-        .filter(|(k, _)| prefixes.iter().any(|p| k.starts_with(p)))
-        .map(|(k, v)| (k.to_ascii_lowercase(), v))
-        .collect()
-}
-
 impl Store {
-    /// Open a store by URL: a plain path, `file://`, `memory://name/prefix` (the process's
-    /// named in-memory store; `memory://` alone is a new private one), `s3://bucket/prefix`,
-    /// `gs://bucket/prefix`, `az://container/prefix`, `http(s)://host/prefix` (read-only).
-    ///
-    /// Cloud credentials, region and endpoint come from the usual environment variables
-    /// (`AWS_*`, `GOOGLE_*`, `AZURE_*`, including `AWS_ENDPOINT` and `AWS_ALLOW_HTTP`) and from
-    /// `options.backend`, which take precedence.
-    pub fn open(location: &str, mut options: StoreOptions) -> Result<Self, StoreError> {
-        let invalid = |reason: String| StoreError::InvalidUrl {
-            url: location.to_string(),
-            reason,
-        };
-        let url = if location.contains("://") {
-            url::Url::parse(location).map_err(|e| invalid(e.to_string()))?
-        } else {
-            let abs = std::path::absolute(location).map_err(|e| invalid(e.to_string()))?;
-            url::Url::from_directory_path(&abs)
-                .map_err(|()| invalid("cannot convert path to a file URL".into()))?
-        };
-        let scheme = url.scheme().to_string();
-        if scheme == "memory" {
-            return Store::open_memory(&url, options);
-        }
-        if matches!(scheme.as_str(), "http" | "https") {
-            options.read_only = true;
-        }
-        let mut opts = env_options(&scheme);
-        opts.extend(
-            options
-                .backend
-                .iter()
-                .map(|(k, v)| (k.to_ascii_lowercase(), v.clone())),
-        );
-        let (backend, prefix) = build_backend(&url, opts, options.retry.as_ref())
-            .map_err(|e| invalid(e.to_string()))?;
-        let display = url.as_str().trim_end_matches('/').to_string();
-        Ok(Store {
-            inner: Arc::from(backend),
-            prefix,
-            url: display,
-            options,
-            suffix_refused: Arc::new(AtomicBool::new(false)),
-        })
-    }
-
     /// Wrap an existing backend (e.g. a decorated one), rooted at `prefix` (`""` for the root).
     /// `url` is only used in messages.
     pub fn from_object_store(
@@ -372,39 +282,27 @@ impl Store {
         Ok(())
     }
 
-    async fn get_inner(
-        &self,
-        key: &StoreKey,
-        range: Option<GetRange>,
-    ) -> Result<(Bytes, ObjectInfo), StoreError> {
-        self.get_inner_of(key, range, None).await
-    }
-
-    /// A GET, conditional on the object still being `version` when that is known
-    /// (`If-Match` on the ETag; `Precondition` when the object changed).
-    async fn get_inner_of(
-        &self,
-        key: &StoreKey,
-        range: Option<GetRange>,
-        version: Option<&ObjectVersion>,
-    ) -> Result<(Bytes, ObjectInfo), StoreError> {
-        let mut opts = GetOptions::new().with_range(range);
-        if let Some(v) = version {
-            opts.if_match = v.e_tag.clone();
+    /// Reads an object, or the byte range of it that `opts` asks for, conditionally on its
+    /// version when `opts.if_match` is set: one request. The body is checked against the
+    /// length the backend announced ([`StoreError::ShortRead`] otherwise).
+    pub async fn get_opts(&self, key: &StoreKey, opts: GetOpts) -> Result<GetOutput, StoreError> {
+        if let Some(ByteRange::Bounded(r)) = &opts.range {
+            self.check_range(key, r)?;
+        }
+        let mut backend = GetOptions::new().with_range(opts.range.map(|r| match r {
+            ByteRange::Bounded(r) => GetRange::Bounded(r),
+            ByteRange::Suffix(n) => GetRange::Suffix(n),
+        }));
+        if let Some(v) = &opts.if_match {
+            backend.if_match = v.e_tag.clone();
         }
         let res = self
             .inner
-            .get_opts(&self.path(key), opts)
+            .get_opts(&self.path(key), backend)
             .await
             .map_err(|e| self.err(key, e))?;
         let expected = res.range.end - res.range.start;
-        let info = ObjectInfo {
-            size: res.meta.size,
-            version: ObjectVersion {
-                e_tag: res.meta.e_tag.clone(),
-                version: res.meta.version.clone(),
-            },
-        };
+        let (object_size, version) = (res.meta.size, version_of(&res.meta));
         let bytes = res.bytes().await.map_err(|e| self.err(key, e))?;
         if bytes.len() as u64 != expected {
             return Err(StoreError::ShortRead {
@@ -413,12 +311,16 @@ impl Store {
                 got: bytes.len() as u64,
             });
         }
-        Ok((bytes, info))
+        Ok(GetOutput {
+            bytes,
+            object_size,
+            version,
+        })
     }
 
     /// Read a whole object.
     pub async fn get(&self, key: &StoreKey) -> Result<Bytes, StoreError> {
-        Ok(self.get_inner(key, None).await?.0)
+        Ok(self.get_opts(key, GetOpts::default()).await?.bytes)
     }
 
     /// Read a whole object, `None` when it does not exist.
@@ -439,10 +341,7 @@ impl Store {
             .get_opts(&self.path(key), GetOptions::new())
             .await
             .map_err(|e| self.err(key, e))?;
-        let version = ObjectVersion {
-            e_tag: res.meta.e_tag.clone(),
-            version: res.meta.version.clone(),
-        };
+        let version = version_of(&res.meta);
         let url = self.url_of(key);
         let object_store::GetResult {
             payload,
@@ -481,8 +380,8 @@ impl Store {
         &self,
         key: &StoreKey,
     ) -> Result<(Bytes, ObjectVersion), StoreError> {
-        let (b, info) = self.get_inner(key, None).await?;
-        Ok((b, info.version))
+        let got = self.get_opts(key, GetOpts::default()).await?;
+        Ok((got.bytes, got.version))
     }
 
     /// Size and version of an object (one HEAD request).
@@ -494,10 +393,7 @@ impl Store {
             .map_err(|e| self.err(key, e))?;
         Ok(ObjectInfo {
             size: meta.size,
-            version: ObjectVersion {
-                e_tag: meta.e_tag,
-                version: meta.version,
-            },
+            version: version_of(&meta),
         })
     }
 
@@ -519,7 +415,8 @@ impl Store {
         if range.is_empty() {
             return Ok(Bytes::new());
         }
-        Ok(self.get_inner(key, Some(GetRange::Bounded(range))).await?.0)
+        let opts = GetOpts::default().with_range(ByteRange::Bounded(range));
+        Ok(self.get_opts(key, opts).await?.bytes)
     }
 
     /// Read bytes `range` of an object and learn the object's size, in one request.
@@ -537,12 +434,11 @@ impl Store {
                 version: info.version,
             });
         }
-        let (bytes, info) = self.get_inner(key, Some(GetRange::Bounded(range))).await?;
-        Ok(RangeRead {
-            bytes,
-            object_size: info.size,
-            version: info.version,
-        })
+        self.get_opts(
+            key,
+            GetOpts::default().with_range(ByteRange::Bounded(range)),
+        )
+        .await
     }
 
     /// Read the last `n` bytes of an object (all of it when it is shorter), with the object's
@@ -553,14 +449,11 @@ impl Store {
     /// refusal for later calls on this store.
     pub async fn get_suffix(&self, key: &StoreKey, n: u64) -> Result<RangeRead, StoreError> {
         if self.options.suffix_requests && !self.suffix_refused.load(Ordering::Relaxed) && n > 0 {
-            match self.get_inner(key, Some(GetRange::Suffix(n))).await {
-                Ok((bytes, info)) => {
-                    return Ok(RangeRead {
-                        bytes,
-                        object_size: info.size,
-                        version: info.version,
-                    });
-                }
+            match self
+                .get_opts(key, GetOpts::default().with_range(ByteRange::Suffix(n)))
+                .await
+            {
+                Ok(got) => return Ok(got),
                 Err(StoreError::Backend { .. }) | Err(StoreError::ShortRead { .. }) => {
                     self.suffix_refused.store(true, Ordering::Relaxed);
                 }
@@ -572,13 +465,10 @@ impl Store {
         let start = size.saturating_sub(n);
         // the range must come from the version whose size HEAD reported
         let bytes = if start < size {
-            self.get_inner_of(
-                key,
-                Some(GetRange::Bounded(start..size)),
-                Some(&info.version),
-            )
-            .await?
-            .0
+            let opts = GetOpts::default()
+                .with_range(ByteRange::Bounded(start..size))
+                .with_if_match(info.version.clone());
+            self.get_opts(key, opts).await?.bytes
         } else {
             Bytes::new()
         };
@@ -620,10 +510,9 @@ impl Store {
                 if r.is_empty() {
                     return Ok(Bytes::new());
                 }
-                Ok(self
-                    .get_inner_of(key, Some(GetRange::Bounded(r)), version)
-                    .await?
-                    .0)
+                let mut opts = GetOpts::default().with_range(ByteRange::Bounded(r));
+                opts.if_match = version.cloned();
+                Ok(self.get_opts(key, opts).await?.bytes)
             })
             .buffered(self.options.concurrency.max(1))
             .try_collect()
@@ -645,14 +534,36 @@ impl Store {
         Ok(out)
     }
 
-    async fn put_mode(
+    /// Writes an object as `mode` says: unconditionally, only if absent, or only if it is
+    /// still a version read earlier. [`StoreError::Unsupported`] when the backend cannot
+    /// check the condition (the local filesystem has no compare-and-swap; a version without
+    /// an ETag or version id cannot be matched).
+    pub async fn put_opts(
         &self,
         key: &StoreKey,
         value: Bytes,
         mode: PutMode,
-        operation: &'static str,
     ) -> Result<ObjectVersion, StoreError> {
+        let operation = match mode {
+            PutMode::Overwrite => "put",
+            PutMode::Create => "put_if_absent",
+            PutMode::Update(_) => "put_if_match",
+        };
         self.check_writable(key, operation)?;
+        let mode = match mode {
+            PutMode::Overwrite => object_store::PutMode::Overwrite,
+            PutMode::Create => object_store::PutMode::Create,
+            PutMode::Update(v) if v.is_known() => object_store::PutMode::Update(UpdateVersion {
+                e_tag: v.e_tag,
+                version: v.version,
+            }),
+            PutMode::Update(_) => {
+                return Err(StoreError::Unsupported {
+                    operation: "put_if_match (backend reported no ETag or version)",
+                    store_url: self.url.clone(),
+                });
+            }
+        };
         let opts = PutOptions {
             mode,
             ..Default::default()
@@ -675,9 +586,27 @@ impl Store {
         })
     }
 
+    /// [`put_opts`](Self::put_opts), falling back to an unconditional PUT where the backend
+    /// cannot check `mode`'s condition (the local filesystem): the write path's and the
+    /// hierarchy's one fallback. Conflicts (`AlreadyExists`, `Precondition`) are returned,
+    /// never overwritten.
+    pub async fn put_opts_or_overwrite(
+        &self,
+        key: &StoreKey,
+        value: Bytes,
+        mode: PutMode,
+    ) -> Result<ObjectVersion, StoreError> {
+        match self.put_opts(key, value.clone(), mode).await {
+            Err(StoreError::Unsupported { .. }) => {
+                self.put_opts(key, value, PutMode::Overwrite).await
+            }
+            other => other,
+        }
+    }
+
     /// Write an object unconditionally.
     pub async fn put(&self, key: &StoreKey, value: Bytes) -> Result<ObjectVersion, StoreError> {
-        self.put_mode(key, value, PutMode::Overwrite, "put").await
+        self.put_opts(key, value, PutMode::Overwrite).await
     }
 
     /// Write an object only if it does not exist ([`StoreError::AlreadyExists`] otherwise).
@@ -686,8 +615,7 @@ impl Store {
         key: &StoreKey,
         value: Bytes,
     ) -> Result<ObjectVersion, StoreError> {
-        self.put_mode(key, value, PutMode::Create, "put_if_absent")
-            .await
+        self.put_opts(key, value, PutMode::Create).await
     }
 
     /// Write an object only if its current version is `expected`
@@ -699,17 +627,8 @@ impl Store {
         value: Bytes,
         expected: &ObjectVersion,
     ) -> Result<ObjectVersion, StoreError> {
-        if !expected.is_known() {
-            return Err(StoreError::Unsupported {
-                operation: "put_if_match (backend reported no ETag or version)",
-                store_url: self.url.clone(),
-            });
-        }
-        let mode = PutMode::Update(UpdateVersion {
-            e_tag: expected.e_tag.clone(),
-            version: expected.version.clone(),
-        });
-        self.put_mode(key, value, mode, "put_if_match").await
+        self.put_opts(key, value, PutMode::Update(expected.clone()))
+            .await
     }
 
     /// Delete an object (deleting a missing object is not an error).

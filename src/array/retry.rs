@@ -1,0 +1,32 @@
+//! The one retry policy of the execution layer, for reads and writes alike: how often an
+//! operation that lost a race with a concurrent writer starts again, and how long it waits
+//! first.
+//!
+//! A conditional write (read-modify-write of a shard or chunk) that finds the object changed
+//! retries its whole read-modify-write; a partial shard read whose shard changed between its
+//! index and its inner chunks reads the index again. Both wait a random delay below
+//! `2^attempt` ms (capped at [`MAX_BACKOFF_MS`]) so that competing writers stop colliding.
+
+/// Attempts of an operation that keeps losing races before it gives up with the conflict
+/// (`Precondition`).
+pub(crate) const MAX_CONFLICT_ATTEMPTS: usize = 16;
+
+/// The largest wait between two attempts, in milliseconds.
+pub(crate) const MAX_BACKOFF_MS: u64 = 64;
+
+/// Waits before attempt `attempt + 1` of an operation on `key` (a random delay below
+/// `2^attempt` ms, at most [`MAX_BACKOFF_MS`]).
+pub(crate) async fn backoff(key: &str, attempt: usize) {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut h);
+    attempt.hash(&mut h);
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0)
+        .hash(&mut h);
+    std::thread::current().id().hash(&mut h);
+    let cap_us = (1000u64 << attempt.min(6)).min(MAX_BACKOFF_MS * 1000);
+    tokio::time::sleep(std::time::Duration::from_micros(h.finish() % cap_us)).await;
+}
