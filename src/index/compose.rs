@@ -1,6 +1,7 @@
 //! Composition of transforms: `outer.compose(inner)` maps user → intermediate → output.
 
-use super::error::{IndexError, Result, affine_checked, mul};
+use super::arith::{affine_checked, mul};
+use super::error::{IndexError, Result};
 use super::map::OutputIndexMap;
 use super::transform::{IndexTransform, array_from_fn};
 

@@ -1,7 +1,26 @@
 //! Restricting a transform to the input points whose outputs fall in an output box.
 //!
-//! The legacy per-chunk primitive of the reference (§8). The planner does not use it; it is
-//! kept for callers that want one chunk's part of a selection as a transform.
+//! Supported API for callers that want one chunk's (or any box's) part of a selection as a
+//! transform of its own, with the map back to where its values go in the original request:
+//! for example to hand each chunk of a selection to a different worker, or to check which
+//! part of a request one stored object serves. The planner does not use it (it plans every
+//! chunk at once from factored tables, see `src/plan/`), and its property tests check it
+//! against the naive definition (`tests/index_properties.rs`).
+//!
+//! ```
+//! use zarrflow::index::{IndexDomain, IndexTransform};
+//! use zarrflow::sel;
+//! // the strided selection a[1:20:3] of a 1-D array, restricted to the chunk [8, 16)
+//! let t = IndexTransform::from_shape(&[20]).unwrap().index(&sel![1..20;3]).unwrap();
+//! let chunk = IndexDomain::new(vec![8], vec![16]).unwrap();
+//! let part = t.intersect(&chunk).unwrap().unwrap();
+//! // storage coordinates 10 and 13 fall in the chunk ...
+//! assert_eq!(part.transform.apply(&[part.transform.domain().origin()[0]]).unwrap(), vec![10]);
+//! assert_eq!(part.transform.domain().shape(), vec![2]);
+//! // ... and `source` says which input points of the original request they were
+//! let first = part.source.apply(&[part.source.domain().origin()[0]]).unwrap();
+//! assert_eq!(t.apply(&first).unwrap(), vec![10]);
+//! ```
 
 use ndarray::{ArrayD, IxDyn};
 

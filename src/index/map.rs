@@ -5,7 +5,8 @@ use std::hash::{Hash, Hasher};
 
 use ndarray::{ArcArray, ArrayD, IxDyn};
 
-use super::error::{IndexError, Result, affine_checked};
+use super::arith::affine_checked;
+use super::error::{IndexError, Result};
 
 /// An immutable, cheaply shared integer array used by [`OutputIndexMap::Array`].
 ///
@@ -204,7 +205,7 @@ impl OutputIndexMap {
             OutputIndexMap::Constant { offset }
             | OutputIndexMap::Dimension { offset, .. }
             | OutputIndexMap::Array { offset, .. } => {
-                *offset = super::error::add(*offset, shift, &what)?;
+                *offset = super::arith::add(*offset, shift, &what)?;
             }
         }
         Ok(m)

@@ -8,6 +8,7 @@
 //! or vectorized (`vindex`) [`SelectionMode`]; every step composes transforms, so chains of
 //! selections stay one transform.
 
+mod arith;
 mod compose;
 mod domain;
 mod error;

@@ -4,8 +4,9 @@ use std::fmt;
 
 use ndarray::{Array2, ArrayD, ArrayView2, IxDyn};
 
+use super::arith::affine_checked;
 use super::domain::{IndexDomain, check_rank};
-use super::error::{IndexError, Result, affine_checked};
+use super::error::{IndexError, Result};
 use super::map::{IndexArray, OutputIndexMap};
 
 /// Maps every point of an input domain (the request / result space) to output (storage)

@@ -37,6 +37,26 @@ pub use ndsel::Message;
 pub use tensorstore::{OutputMapJson, TransformJson};
 pub use value::{Bound, IndexValue, MAX_JSON_RANK};
 
+/// Either wire format: here, above both readers, so that neither imports the other (ndsel
+/// messages lower into TensorStore bodies; the TensorStore reader knows nothing of ndsel).
+impl TransformJson {
+    /// Reads either an ndsel message (an object with `kind`) or a bare TensorStore body
+    /// (no `kind`).
+    pub fn parse(value: &Value) -> Result<Self> {
+        match value {
+            Value::Object(obj) if !obj.contains_key("kind") => {
+                TransformJson::from_tensorstore(value)
+            }
+            _ => Message::parse(value)?.normalize(),
+        }
+    }
+
+    /// [`parse`](Self::parse) from JSON text; malformed text is `invalid_json`.
+    pub fn parse_str(text: &str) -> Result<Self> {
+        Self::parse(&tensorstore::parse_json_text(text)?)
+    }
+}
+
 /// ndsel `normalize`: a message (an object with a string `kind`) to its canonical transform
 /// body (without `kind`). A bare TensorStore body is rejected (`invalid_json`, no `kind`);
 /// use [`canonicalize`] to accept both.

@@ -564,22 +564,6 @@ impl TransformJson {
         }
         parse_body(obj, MinDefault::TensorStore)
     }
-
-    /// Reads either an ndsel message (an object with `kind`) or a bare TensorStore body
-    /// (no `kind`).
-    pub fn parse(value: &Value) -> Result<Self> {
-        match value {
-            Value::Object(obj) if !obj.contains_key("kind") => {
-                parse_body(obj, MinDefault::TensorStore)
-            }
-            _ => super::ndsel::Message::parse(value)?.normalize(),
-        }
-    }
-
-    /// [`parse`](Self::parse) from JSON text; malformed text is `invalid_json`.
-    pub fn parse_str(text: &str) -> Result<Self> {
-        Self::parse(&parse_json_text(text)?)
-    }
 }
 
 /// Parses JSON text; a syntax error is `invalid_json` with serde's line and column.

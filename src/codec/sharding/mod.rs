@@ -1,0 +1,217 @@
+//! zarrflow's own `sharding_indexed` layer, split like zarrs' `sharding/`: the configuration
+//! ([`config`]), the decoded index ([`index`]), the index codec ([`index_codec`]), size and
+//! fill helpers ([`helpers`]), and here the layer itself: whole-shard encode, assemble and
+//! decode. zarrs supplies only the codec chains.
+
+mod config;
+mod helpers;
+mod index;
+mod index_codec;
+
+pub use config::{IndexLocation, ShardingConfig};
+pub use helpers::fill_bytes;
+pub(crate) use helpers::{check_size, checked_bytes, fixed_size};
+pub use index::{EMPTY_SENTINEL, MAX_SHARD_ENTRIES, ShardIndex};
+pub use index_codec::ShardIndexCodec;
+
+use super::block::{extract_block, insert_block, num_elements, unravel};
+use super::{CodecError, CodecPipeline};
+use zarrs::array::{DataType, FillValue};
+
+/// The sharding layer of one pipeline: configuration, inner pipeline and index codec.
+#[derive(Debug, Clone)]
+pub struct Sharding {
+    config: ShardingConfig,
+    inner: CodecPipeline,
+    field: String,
+}
+
+impl Sharding {
+    /// Build from a parsed configuration (`field` names the codec in errors).
+    pub fn new(config: ShardingConfig, field: &str) -> Result<Self, CodecError> {
+        let inner = CodecPipeline::from_metadata_at(
+            &config.codecs,
+            &format!("{field}.configuration.codecs"),
+        )?;
+        Ok(Sharding {
+            config,
+            inner,
+            field: field.to_string(),
+        })
+    }
+
+    /// Turns checksum verification on decode on or off for the index and the inner chunks
+    /// (recursively); on by default.
+    pub fn with_verify_checksums(mut self, on: bool) -> Self {
+        self.inner = self.inner.with_verify_checksums(on);
+        self
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ShardingConfig {
+        &self.config
+    }
+
+    /// The pipeline of the inner chunks (may itself be sharded).
+    pub fn inner(&self) -> &CodecPipeline {
+        &self.inner
+    }
+
+    /// Inner chunks per shard for a shard of `shard_shape` (in the sharding codec's frame, i.e.
+    /// after array→array codecs); errors when not divisible or when ranks differ.
+    pub fn chunks_per_shard(&self, shard_shape: &[u64]) -> Result<Vec<u64>, CodecError> {
+        let cs = &self.config.chunk_shape;
+        let field = format!("{}.configuration.chunk_shape", self.field);
+        if cs.len() != shard_shape.len() {
+            return Err(CodecError::InvalidConfiguration {
+                field,
+                reason: format!(
+                    "rank {} does not match the shard rank {} (shard shape {shard_shape:?})",
+                    cs.len(),
+                    shard_shape.len()
+                ),
+            });
+        }
+        if shard_shape.iter().zip(cs).any(|(s, c)| s % c != 0) {
+            return Err(CodecError::ShardShapeNotDivisible {
+                field,
+                shard_shape: shard_shape.to_vec(),
+                chunk_shape: cs.clone(),
+            });
+        }
+        Ok(shard_shape.iter().zip(cs).map(|(s, c)| s / c).collect())
+    }
+
+    /// The index codec for a shard of `shard_shape`.
+    pub fn index_codec(&self, shard_shape: &[u64]) -> Result<ShardIndexCodec, CodecError> {
+        let cps = self.chunks_per_shard(shard_shape)?;
+        Ok(ShardIndexCodec::new(
+            &self.config.index_codecs,
+            &cps,
+            self.config.index_location,
+            &self.field,
+        )?
+        .with_verify_checksums(self.inner.verify_checksums()))
+    }
+
+    /// Encode a whole shard (decoded C-order native-endian bytes of `shard_shape`).
+    ///
+    /// Inner chunks equal to the fill value are omitted (sentinel entries); the others are
+    /// written compactly in C order. Returns `None` when every inner chunk is empty: the shard
+    /// should then be deleted rather than stored.
+    pub fn encode_shard(
+        &self,
+        decoded: &[u8],
+        shard_shape: &[u64],
+        data_type: &DataType,
+        fill_value: &FillValue,
+    ) -> Result<Option<Vec<u8>>, CodecError> {
+        let elem = fixed_size(data_type, "sharding")?;
+        check_size(
+            "shard",
+            decoded.len(),
+            checked_bytes(shard_shape, elem, "shard")?,
+        )?;
+        let cps = self.chunks_per_shard(shard_shape)?;
+        let cs = &self.config.chunk_shape;
+        let mut encoded: Vec<Option<Vec<u8>>> = Vec::new();
+        for i in 0..num_elements(&cps) {
+            let coords = unravel(i, &cps);
+            let start: Vec<u64> = coords.iter().zip(cs).map(|(c, s)| c * s).collect();
+            let chunk = extract_block(decoded, shard_shape, &start, cs, elem);
+            if fill_value.equals_all(&chunk) {
+                encoded.push(None);
+            } else {
+                encoded.push(Some(self.inner.encode(&chunk, cs, data_type, fill_value)?));
+            }
+        }
+        let refs: Vec<Option<&[u8]>> = encoded.iter().map(Option::as_deref).collect();
+        self.assemble_shard(shard_shape, &refs)
+    }
+
+    /// Assemble a shard from already-encoded inner chunks (C order over the inner grid,
+    /// `None` = empty), e.g. for read-modify-write, where untouched inner chunks are copied
+    /// byte for byte. Chunks are laid out compactly in C order; returns `None` when every
+    /// inner chunk is empty (delete the shard instead).
+    pub fn assemble_shard(
+        &self,
+        shard_shape: &[u64],
+        encoded: &[Option<&[u8]>],
+    ) -> Result<Option<Vec<u8>>, CodecError> {
+        let index_codec = self.index_codec(shard_shape)?;
+        let cps = index_codec.chunks_per_shard().to_vec();
+        check_size(
+            "encoded inner chunk list",
+            encoded.len(),
+            num_elements(&cps) as usize,
+        )?;
+        let mut index = ShardIndex::new_empty(&cps);
+        let base = match index_codec.location() {
+            IndexLocation::Start => index_codec.encoded_size(),
+            IndexLocation::End => 0,
+        };
+        let mut body: Vec<u8> = Vec::new();
+        for (i, enc) in encoded.iter().enumerate() {
+            let Some(enc) = enc else { continue };
+            let off = base + body.len() as u64;
+            index.set(i, Some(off..off + enc.len() as u64));
+            body.extend_from_slice(enc);
+        }
+        if index.all_empty() {
+            return Ok(None);
+        }
+        let enc_index = index_codec.encode(&index)?;
+        Ok(Some(match index_codec.location() {
+            IndexLocation::Start => [enc_index, body].concat(),
+            IndexLocation::End => [body, enc_index].concat(),
+        }))
+    }
+
+    /// Encode a shard, writing an index-only shard when every inner chunk is empty.
+    pub fn encode_shard_always(
+        &self,
+        decoded: &[u8],
+        shard_shape: &[u64],
+        data_type: &DataType,
+        fill_value: &FillValue,
+    ) -> Result<Vec<u8>, CodecError> {
+        match self.encode_shard(decoded, shard_shape, data_type, fill_value)? {
+            Some(v) => Ok(v),
+            None => {
+                let codec = self.index_codec(shard_shape)?;
+                codec.encode(&ShardIndex::new_empty(codec.chunks_per_shard()))
+            }
+        }
+    }
+
+    /// Decode a whole shard object into C-order native-endian bytes of `shard_shape`; missing
+    /// inner chunks read as the fill value. `key` names the shard in errors.
+    pub fn decode_shard(
+        &self,
+        shard: &[u8],
+        shard_shape: &[u64],
+        data_type: &DataType,
+        fill_value: &FillValue,
+        key: &str,
+    ) -> Result<Vec<u8>, CodecError> {
+        let elem = fixed_size(data_type, "sharding")?;
+        checked_bytes(shard_shape, elem, key)?;
+        let index_codec = self.index_codec(shard_shape)?;
+        let index = index_codec.decode_from_shard(shard, key)?;
+        let cs = &self.config.chunk_shape;
+        let mut out = fill_bytes(fill_value, num_elements(shard_shape) as usize, elem);
+        let cps = index.chunks_per_shard().to_vec();
+        for i in 0..index.len() {
+            let Some(r) = index.get(i) else { continue };
+            let coords = unravel(i as u64, &cps);
+            let chunk_key = format!("{key} inner chunk {coords:?}");
+            let bytes = &shard[r.start as usize..r.end as usize];
+            let dec = self
+                .inner
+                .decode(bytes, cs, data_type, fill_value, &chunk_key)?;
+            let start: Vec<u64> = coords.iter().zip(cs).map(|(c, s)| c * s).collect();
+            insert_block(&mut out, shard_shape, &start, &dec, cs, elem);
+        }
+        Ok(out)
+    }
+}
