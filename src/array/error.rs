@@ -32,6 +32,14 @@ pub enum ArrayError {
     /// Opening or creating a node failed.
     #[error(transparent)]
     Hierarchy(#[from] HierarchyError),
+    /// The chunk grid of one dimension cannot be built (the grid error is the source).
+    #[error("chunk grid of dimension {dimension}: {source}")]
+    Grid {
+        /// The dimension.
+        dimension: usize,
+        /// Why.
+        source: crate::grid::GridError,
+    },
     /// The metadata is invalid.
     #[error(transparent)]
     Metadata(#[from] MetadataError),

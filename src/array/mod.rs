@@ -440,9 +440,8 @@ impl Array {
 /// One grid per dimension from the metadata's chunk grid (the shard grid when sharded).
 fn grids_of(meta: &ArrayMetadata) -> Result<Vec<Arc<dyn DimensionGrid>>> {
     let shape = meta.shape();
-    let grid_err = |d: usize, e: crate::grid::GridError| {
-        ArrayError::Unsupported(format!("chunk grid of dimension {d}: {e}"))
-    };
+    let grid_err =
+        |dimension: usize, source: crate::grid::GridError| ArrayError::Grid { dimension, source };
     match meta.chunk_grid() {
         ChunkGridSpec::Regular { chunk_shape } => chunk_shape
             .iter()

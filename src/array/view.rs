@@ -96,10 +96,12 @@ impl ArrayView {
     /// the domain (an empty box is allowed inside).
     pub fn restricted(&self, bounds: &IndexDomain) -> Result<ArrayView> {
         if !self.domain().contains_domain(bounds) {
-            return Err(crate::index::IndexError::OutOfBounds(format!(
-                "box {bounds} is not inside the view's domain {}",
-                self.domain()
-            ))
+            return Err(crate::index::IndexError::out_of_bounds(
+                "box",
+                None,
+                crate::index::Coordinates::Box(bounds.clone()),
+                crate::index::Bounds::Domain(self.domain().clone()),
+            )
             .into());
         }
         let key = IndexTransform::identity(bounds.clone());

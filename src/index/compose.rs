@@ -1,7 +1,7 @@
 //! Composition of transforms: `outer.compose(inner)` maps user → intermediate → output.
 
 use super::arith::{affine_checked, mul};
-use super::error::{IndexError, Result};
+use super::error::{Bounds, Coordinates, IndexError, Result};
 use super::map::OutputIndexMap;
 use super::transform::{IndexTransform, array_from_fn};
 
@@ -15,11 +15,15 @@ impl IndexTransform {
     /// outer domain is accepted vacuously. Data is copied only when both maps are arrays.
     pub fn compose(&self, inner: &IndexTransform) -> Result<IndexTransform> {
         if self.output_rank() != inner.input_rank() {
-            return Err(IndexError::RankMismatch(format!(
-                "cannot compose a transform of output rank {} with one of input rank {}",
+            return Err(IndexError::rank_mismatch(
+                format!(
+                    "composing output rank {} with input rank {}",
+                    self.output_rank(),
+                    inner.input_rank()
+                ),
                 self.output_rank(),
-                inner.input_rank()
-            )));
+                inner.input_rank(),
+            ));
         }
         let inner_domain = inner.domain();
         if !self.domain().is_empty() {
@@ -27,10 +31,18 @@ impl IndexTransform {
                 if let Some((lo, hi)) = self.output_range(d)? {
                     let (ilo, ihi) = inner_domain.interval(d);
                     if lo < ilo || hi >= ihi {
-                        return Err(IndexError::OutOfBounds(format!(
-                            "intermediate dimension {d}: coordinates [{lo}, {hi}] are not \
-                             inside [{ilo}, {ihi})"
-                        )));
+                        return Err(IndexError::out_of_bounds(
+                            "intermediate coordinates",
+                            Some(d),
+                            Coordinates::Interval {
+                                first: lo,
+                                last: hi,
+                            },
+                            Bounds::Interval {
+                                inclusive_min: ilo,
+                                exclusive_max: ihi,
+                            },
+                        ));
                     }
                 }
             }

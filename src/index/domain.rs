@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::error::{IndexError, Result};
+use super::error::{Bounds, Coordinates, IndexError, Result};
 
 /// The largest rank the index layer accepts (TensorStore's limit).
 pub const MAX_RANK: usize = 32;
@@ -24,11 +24,11 @@ impl IndexDomain {
     /// or some `inclusive_min > exclusive_max`.
     pub fn new(inclusive_min: Vec<i64>, exclusive_max: Vec<i64>) -> Result<Self> {
         if inclusive_min.len() != exclusive_max.len() {
-            return Err(IndexError::RankMismatch(format!(
-                "inclusive_min has {} entries but exclusive_max has {}",
+            return Err(IndexError::rank_mismatch(
+                "the length of exclusive_max",
                 inclusive_min.len(),
-                exclusive_max.len()
-            )));
+                exclusive_max.len(),
+            ));
         }
         check_rank(inclusive_min.len())?;
         for (d, (lo, hi)) in inclusive_min.iter().zip(&exclusive_max).enumerate() {
@@ -62,11 +62,11 @@ impl IndexDomain {
     /// A domain from an origin and a shape; fails if `origin + shape` overflows.
     pub fn from_origin_shape(origin: &[i64], shape: &[u64]) -> Result<Self> {
         if origin.len() != shape.len() {
-            return Err(IndexError::RankMismatch(format!(
-                "origin has {} entries but shape has {}",
+            return Err(IndexError::rank_mismatch(
+                "the shape's length (with the origin's)",
                 origin.len(),
-                shape.len()
-            )));
+                shape.len(),
+            ));
         }
         let max = origin
             .iter()
@@ -89,11 +89,11 @@ impl IndexDomain {
     /// The same domain with labels (`""` means unlabeled); fails on a length mismatch.
     pub fn with_labels(mut self, labels: Vec<String>) -> Result<Self> {
         if labels.len() != self.rank() {
-            return Err(IndexError::RankMismatch(format!(
-                "{} labels for a domain of rank {}",
+            return Err(IndexError::rank_mismatch(
+                "the number of labels",
+                self.rank(),
                 labels.len(),
-                self.rank()
-            )));
+            ));
         }
         self.labels = if labels.iter().all(String::is_empty) {
             None
@@ -192,11 +192,11 @@ impl IndexDomain {
     /// rank mismatch.
     pub fn intersect(&self, other: &IndexDomain) -> Result<Option<IndexDomain>> {
         if other.rank() != self.rank() {
-            return Err(IndexError::RankMismatch(format!(
-                "cannot intersect a rank-{} domain with a rank-{} domain",
+            return Err(IndexError::rank_mismatch(
+                "the rank of the domain intersected with",
                 self.rank(),
-                other.rank()
-            )));
+                other.rank(),
+            ));
         }
         let lo: Vec<i64> = (0..self.rank())
             .map(|d| self.inclusive_min[d].max(other.inclusive_min[d]))
@@ -260,9 +260,15 @@ impl IndexDomain {
             match *item {
                 NarrowItem::Index(i) => {
                     if !inside(i, false) {
-                        return Err(IndexError::OutOfBounds(format!(
-                            "index {i} is outside [{dlo}, {dhi}) in dimension {d}"
-                        )));
+                        return Err(IndexError::out_of_bounds(
+                            "index",
+                            Some(d),
+                            Coordinates::Index(i),
+                            Bounds::Interval {
+                                inclusive_min: dlo,
+                                exclusive_max: dhi,
+                            },
+                        ));
                     }
                     lo[d] = i;
                     hi[d] = i + 1;
@@ -276,9 +282,15 @@ impl IndexDomain {
                     let s = start.unwrap_or(dlo);
                     let e = stop.unwrap_or(dhi);
                     if !inside(s, true) || !inside(e, true) {
-                        return Err(IndexError::OutOfBounds(format!(
-                            "range [{s}, {e}) is outside [{dlo}, {dhi}) in dimension {d}"
-                        )));
+                        return Err(IndexError::out_of_bounds(
+                            format!("range [{s}, {e}), bounds"),
+                            Some(d),
+                            Coordinates::Interval { first: s, last: e },
+                            Bounds::Interval {
+                                inclusive_min: dlo,
+                                exclusive_max: dhi,
+                            },
+                        ));
                     }
                     lo[d] = s;
                     hi[d] = e.max(s);
@@ -294,10 +306,11 @@ impl IndexDomain {
 
     pub(crate) fn check_rank_of(&self, n: usize, what: &str) -> Result<()> {
         if n != self.rank() {
-            return Err(IndexError::RankMismatch(format!(
-                "{what} has {n} entries for a domain of rank {}",
-                self.rank()
-            )));
+            return Err(IndexError::rank_mismatch(
+                format!("the length of {what}"),
+                self.rank(),
+                n,
+            ));
         }
         Ok(())
     }

@@ -50,11 +50,11 @@ impl IndexTransform {
     /// index array also varies over is [`IndexError::Unsupported`].
     pub fn intersect(&self, bounds: &IndexDomain) -> Result<Option<Intersection>> {
         if bounds.rank() != self.output_rank() {
-            return Err(IndexError::RankMismatch(format!(
-                "an output box of rank {} for a transform of output rank {}",
+            return Err(IndexError::rank_mismatch(
+                "the output box's rank",
+                self.output_rank(),
                 bounds.rank(),
-                self.output_rank()
-            )));
+            ));
         }
         if self.domain().is_empty() {
             return Ok(None);

@@ -8,7 +8,7 @@
 use ndarray::{ArrayD, IxDyn};
 
 use super::domain::IndexDomain;
-use super::error::{IndexError, Result};
+use super::error::{Bounds, Coordinates, IndexError, Result};
 use super::map::{IndexArray, OutputIndexMap};
 use super::positional::to_literal;
 use super::selection::{Dialect, Selection, SelectionItem, SelectionMode, Slice, StepRange};
@@ -349,9 +349,15 @@ fn mask_coordinates(m: &ArrayD<bool>, domain: &IndexDomain, dim: usize) -> Resul
 
 fn check_coordinate(i: i64, (lo, hi): (i64, i64), dim: usize) -> Result<()> {
     if i < lo || i >= hi {
-        return Err(IndexError::OutOfBounds(format!(
-            "index {i} is outside [{lo}, {hi}) in dimension {dim}"
-        )));
+        return Err(IndexError::out_of_bounds(
+            "index",
+            Some(dim),
+            Coordinates::Index(i),
+            Bounds::Interval {
+                inclusive_min: lo,
+                exclusive_max: hi,
+            },
+        ));
     }
     Ok(())
 }
@@ -418,10 +424,20 @@ pub(crate) fn literal_slice(
             (stop + 1, start)
         };
         if first < lo as i128 || last >= hi as i128 {
-            return Err(IndexError::OutOfBounds(format!(
-                "slice {start}:{stop}:{step} covers [{first}, {}), outside [{lo}, {hi}) in dimension {dim}",
-                last + 1
-            )));
+            let clamp =
+                |v: i128| i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX });
+            return Err(IndexError::out_of_bounds(
+                format!("slice {start}:{stop}:{step}, covering"),
+                Some(dim),
+                Coordinates::Interval {
+                    first: clamp(first),
+                    last: clamp(last),
+                },
+                Bounds::Interval {
+                    inclusive_min: lo,
+                    exclusive_max: hi,
+                },
+            ));
         }
     }
     let size = (len + step.abs() - 1) / step.abs();

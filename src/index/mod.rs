@@ -23,7 +23,7 @@ pub(crate) mod shape;
 mod transform;
 
 pub use domain::{IndexDomain, MAX_RANK, NarrowItem};
-pub use error::{IndexError, Result};
+pub use error::{Bounds, Coordinates, IndexError, OutOfBounds, RankMismatch, Result};
 pub use intersect::Intersection;
 pub use map::{IndexArray, OutputIndexMap};
 pub use selection::{

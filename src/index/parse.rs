@@ -66,7 +66,12 @@ struct Parser<'a> {
 
 impl Parser<'_> {
     fn error(&self, at: usize, reason: impl std::fmt::Display) -> IndexError {
-        IndexError::Syntax(format!("{reason} at column {} of {:?}", at + 1, self.text))
+        let column = self.text.get(..at).map_or(at, |t| t.chars().count()) + 1;
+        IndexError::Syntax {
+            reason: reason.to_string(),
+            column,
+            text: self.text.chars().take(200).collect(),
+        }
     }
 
     fn skip_ws(&mut self) {

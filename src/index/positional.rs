@@ -7,7 +7,7 @@
 use ndarray::ArrayD;
 
 use super::domain::IndexDomain;
-use super::error::{IndexError, Result};
+use super::error::{Bounds, Coordinates, IndexError, Result};
 use super::selection::{Selection, SelectionItem, Slice, StepRange};
 
 /// Converts a positional selection on `domain` into the equivalent literal selection.
@@ -55,9 +55,12 @@ fn wrap(i: i64, domain: &IndexDomain, dim: usize) -> Result<i64> {
     let n = domain.extent(dim) as i128;
     let p = if i < 0 { i as i128 + n } else { i as i128 };
     if p < 0 || p >= n {
-        return Err(IndexError::OutOfBounds(format!(
-            "index {i} is out of bounds for dimension {dim} with extent {n}"
-        )));
+        return Err(IndexError::out_of_bounds(
+            "index",
+            Some(dim),
+            Coordinates::Index(i),
+            Bounds::Extent(domain.extent(dim)),
+        ));
     }
     Ok((domain.origin()[dim] as i128 + p) as i64)
 }

@@ -6,7 +6,7 @@ use ndarray::{Array2, ArrayD, ArrayView2, IxDyn};
 
 use super::arith::affine_checked;
 use super::domain::{IndexDomain, check_rank};
-use super::error::{IndexError, Result};
+use super::error::{Bounds, Coordinates, IndexError, Result};
 use super::map::{IndexArray, OutputIndexMap};
 
 /// Maps every point of an input domain (the request / result space) to output (storage)
@@ -46,17 +46,24 @@ impl IndexTransform {
                     input_dimension, ..
                 } => {
                     if *input_dimension >= rank {
-                        return Err(IndexError::RankMismatch(format!(
-                            "output {o} reads input dimension {input_dimension} of a rank-{rank} domain"
-                        )));
+                        return Err(IndexError::out_of_bounds(
+                            format!("output {o}'s input dimension"),
+                            None,
+                            Coordinates::Index(*input_dimension as i64),
+                            Bounds::Interval {
+                                inclusive_min: 0,
+                                exclusive_max: rank as i64,
+                            },
+                        ));
                     }
                 }
                 OutputIndexMap::Array { array, .. } => {
                     if array.shape().len() != rank {
-                        return Err(IndexError::RankMismatch(format!(
-                            "output {o}: index array of rank {} for a rank-{rank} domain",
-                            array.shape().len()
-                        )));
+                        return Err(IndexError::rank_mismatch(
+                            format!("the rank of output {o}'s index array"),
+                            rank,
+                            array.shape().len(),
+                        ));
                     }
                     for (d, &n) in array.shape().iter().enumerate() {
                         if n as u64 != domain.extent(d) && n != 1 {
@@ -115,10 +122,12 @@ impl IndexTransform {
     /// Maps one input point; fails if it lies outside the domain or an output overflows.
     pub fn apply(&self, point: &[i64]) -> Result<Vec<i64>> {
         if !self.domain.contains(point) {
-            return Err(IndexError::OutOfBounds(format!(
-                "point {point:?} is outside the domain {}",
-                self.domain
-            )));
+            return Err(IndexError::out_of_bounds(
+                "point",
+                None,
+                Coordinates::Point(point.to_vec()),
+                Bounds::Domain(self.domain.clone()),
+            ));
         }
         self.apply_unchecked_domain(point)
     }
@@ -157,17 +166,20 @@ impl IndexTransform {
     /// Maps many points given as rows of an `n × input_rank` array; the error names the row.
     pub fn apply_many(&self, points: ArrayView2<'_, i64>) -> Result<Array2<i64>> {
         if points.ncols() != self.input_rank() {
-            return Err(IndexError::RankMismatch(format!(
-                "points have {} columns for a transform of input rank {}",
+            return Err(IndexError::rank_mismatch(
+                "the points' number of columns",
+                self.input_rank(),
                 points.ncols(),
-                self.input_rank()
-            )));
+            ));
         }
         let mut out = Array2::zeros((points.nrows(), self.output_rank()));
         for (i, row) in points.rows().into_iter().enumerate() {
             let p: Vec<i64> = row.to_vec();
             let mapped = self.apply(&p).map_err(|e| match e {
-                IndexError::OutOfBounds(m) => IndexError::OutOfBounds(format!("row {i}: {m}")),
+                IndexError::OutOfBounds(mut m) => {
+                    m.what = format!("row {i}: {}", m.what);
+                    IndexError::OutOfBounds(m)
+                }
                 other => other,
             })?;
             for (o, v) in mapped.into_iter().enumerate() {
@@ -196,11 +208,11 @@ impl IndexTransform {
     /// origin), giving an array of the domain's shape. A naive reference implementation.
     pub fn gather_from<T: Clone>(&self, source: &ArrayD<T>) -> Result<ArrayD<T>> {
         if source.ndim() != self.output_rank() {
-            return Err(IndexError::RankMismatch(format!(
-                "source of rank {} for a transform of output rank {}",
+            return Err(IndexError::rank_mismatch(
+                "the source array's rank",
+                self.output_rank(),
                 source.ndim(),
-                self.output_rank()
-            )));
+            ));
         }
         let shape: Vec<usize> = self.domain.shape().iter().map(|&n| n as usize).collect();
         let mut values = Vec::with_capacity(shape.iter().product());
@@ -212,10 +224,12 @@ impl IndexTransform {
             let mut idx = Vec::with_capacity(out.len());
             for (d, &x) in out.iter().enumerate() {
                 if x < 0 || x as u64 >= source.shape()[d] as u64 {
-                    err = Some(IndexError::OutOfBounds(format!(
-                        "input point {p:?} maps to {out:?}, outside the source shape {:?}",
-                        source.shape()
-                    )));
+                    err = Some(IndexError::out_of_bounds(
+                        format!("the output of input point {p:?}"),
+                        None,
+                        Coordinates::Point(out.to_vec()),
+                        Bounds::Shape(source.shape().iter().map(|&n| n as u64).collect()),
+                    ));
                     return;
                 }
                 idx.push(x as usize);
@@ -232,11 +246,11 @@ impl IndexTransform {
     /// Adds `shift[o]` to the offset of output map `o` (e.g. to make coordinates chunk-local).
     pub fn translate_output(&self, shift: &[i64]) -> Result<Self> {
         if shift.len() != self.output_rank() {
-            return Err(IndexError::RankMismatch(format!(
-                "output shift has {} entries for output rank {}",
+            return Err(IndexError::rank_mismatch(
+                "the output shift's length",
+                self.output_rank(),
                 shift.len(),
-                self.output_rank()
-            )));
+            ));
         }
         let output = self
             .output
