@@ -16,7 +16,7 @@
 //! * `zarrs sync`: `FilesystemStore` + `retrieve_array_subset` (rayon, zarrs at its best).
 //! * `zarrs async 1-task`: `AsyncObjectStore<LocalFileSystem>` +
 //!   `async_retrieve_array_subset` (the documented async API: concurrent, not parallel).
-//! * `zarrs async spawn`: the fairness setup of `zarrs-codec-layer.md` §11: one `tokio::spawn`
+//! * `zarrs async spawn`: zarrs given the same parallelism zarrflow has: one `tokio::spawn`
 //!   per chunk (`async_retrieve_chunk_opt` for covered shards, `async_retrieve_chunk_subset_opt`
 //!   otherwise), `buffer_unordered(32)`, each result copied into the output with a row loop.
 //!

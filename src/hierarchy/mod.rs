@@ -82,7 +82,7 @@ impl From<StoreError> for HierarchyError {
     }
 }
 
-/// Validate a node name (spec §"Node names").
+/// Validate a node name (the Zarr v3 specification's rules for node names).
 pub fn validate_name(name: &str) -> Result<(), HierarchyError> {
     let bad = |reason| {
         Err(HierarchyError::InvalidName {

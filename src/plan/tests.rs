@@ -1,5 +1,5 @@
-//! Unit tests: the reference's grid, table, iteration-order, scale, coverage and rejection
-//! examples (`indexing-and-planning.md` §9, §10, §14 items 9–13), plus two-level plans.
+//! Unit tests of the planner (see `docs/architecture.md`, "The planner"): grids, factored
+//! tables, iteration order, scale, coverage, rejections and edge cases, and two-level plans.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -86,7 +86,7 @@ fn joint(p: &GridPartition, t: usize) -> &JointSet {
     }
 }
 
-// ---- §9 grids ----
+// ---- grids ----
 
 #[test]
 fn regular_grid_example() {
@@ -173,7 +173,7 @@ fn rectilinear_run_lengths_and_json() {
     assert_eq!(big.index_to_chunk((1 << 40) - 1).unwrap(), (1 << 40) - 1);
 }
 
-// ---- §10.3–10.5 tables ----
+// ---- factored tables ----
 
 #[test]
 fn reversal_rows() {
@@ -354,7 +354,7 @@ fn transitive_component_merge() {
     assert_eq!(joint(p, 0).axes(), [0, 1, 2]);
 }
 
-// ---- §10.6 iteration order ----
+// ---- iteration order ----
 
 #[test]
 fn iteration_order_without_joint_sets() {
@@ -380,7 +380,7 @@ fn iteration_order_with_joint_sets() {
     assert_eq!(coords.len(), 6);
 }
 
-// ---- §14 item 12: scale ----
+// ---- scale ----
 
 #[test]
 fn sparse_stride_makes_few_grid_calls() {
@@ -558,7 +558,7 @@ fn overflow_and_cancellation_near_i64_max() {
     assert_eq!(got, want);
 }
 
-// ---- §10.8 coverage ----
+// ---- coverage ----
 
 #[test]
 fn coverage_full_rows() {
@@ -676,7 +676,7 @@ fn coverage_of_index_arrays_is_proven() {
     );
 }
 
-// ---- §10.9 rejections and edge cases ----
+// ---- rejections and edge cases ----
 
 #[test]
 fn grid_count_mismatch_is_immediate() {
@@ -755,7 +755,7 @@ fn diagonals_and_shared_axes_are_supported() {
     assert_eq!(cells, 6);
 }
 
-// ---- §13 two levels ----
+// ---- two levels ----
 
 #[test]
 fn two_level_oindex_rows_of_a_sharded_array() {

@@ -1,4 +1,9 @@
-//! Composable `ObjectStore` decorators: request counting, latency and fault injection.
+//! Composable `ObjectStore` decorators for diagnostics and tests: request counting, latency
+//! and fault injection. Reading and writing arrays never needs them; tests and benchmarks
+//! stack them under a [`Store`](super::Store) (with
+//! [`Store::from_object_store`](super::Store::from_object_store)) to count a workload's
+//! requests, add latency or inject failures, and they are public so that users can do the
+//! same with their own workloads.
 //!
 //! Each wraps any `ObjectStore` and is itself an `ObjectStore`, so they stack:
 //! `CountingStore::new(FaultStore::new(InMemory::new(), cfg))`.
