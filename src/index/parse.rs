@@ -39,6 +39,7 @@ impl Selection {
             text,
             bytes: text.as_bytes(),
             pos: 0,
+            depth: 0,
         }
         .selection()
     }
@@ -62,7 +63,14 @@ struct Parser<'a> {
     text: &'a str,
     bytes: &'a [u8],
     pos: usize,
+    /// Lists open at `pos` (bounded by [`MAX_LIST_DEPTH`]: the parser recurses per level).
+    depth: usize,
 }
+
+/// The deepest nesting of lists accepted: an index array has at most
+/// [`MAX_RANK`](super::MAX_RANK) dimensions, so deeper input is refused before it can
+/// exhaust the stack.
+const MAX_LIST_DEPTH: usize = super::MAX_RANK;
 
 impl Parser<'_> {
     fn error(&self, at: usize, reason: impl std::fmt::Display) -> IndexError {
@@ -205,6 +213,19 @@ impl Parser<'_> {
 
     fn list(&mut self) -> Result<Node> {
         let open = self.pos;
+        if self.depth >= MAX_LIST_DEPTH {
+            return Err(self.error(
+                open,
+                format!("lists nested deeper than {MAX_LIST_DEPTH} (the largest rank)"),
+            ));
+        }
+        self.depth += 1;
+        let list = self.list_body(open);
+        self.depth -= 1;
+        list
+    }
+
+    fn list_body(&mut self, open: usize) -> Result<Node> {
         self.pos += 1; // '['
         let mut elems = Vec::new();
         loop {
@@ -313,5 +334,25 @@ fn flatten(
             }
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deep_nesting_is_a_typed_error_not_a_stack_overflow() {
+        let deep = format!("{}1{}", "[".repeat(100_000), "]".repeat(100_000));
+        let e = Selection::parse(&deep).unwrap_err();
+        assert!(
+            matches!(&e, IndexError::Syntax { column: 33, reason, .. } if reason.contains("nested deeper")),
+            "{e}"
+        );
+        let ok = format!("{}1{}", "[".repeat(32), "]".repeat(32));
+        let s = Selection::parse(&ok).unwrap();
+        assert!(matches!(&s.items()[0], SelectionItem::Array(a) if a.ndim() == 32));
+        let unclosed = "[".repeat(1_000_000);
+        assert!(Selection::parse(&unclosed).is_err());
     }
 }
