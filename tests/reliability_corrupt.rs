@@ -113,8 +113,8 @@ async fn checksum_verification_is_off_only_by_option() {
         )
         .await
         .unwrap();
-        // the index is taken as stored: the flipped entry is read (at the end) or found out
-        // of range (at the start), never a checksum error
+        // the index is taken as stored: the flipped entry is found overlapping the index (at
+        // the end) or out of range (at the start), never a checksum error
         for sel in ["...", "5,5"] {
             if let Err(e) = read_sel(&off, sel).await {
                 assert!(
@@ -124,7 +124,16 @@ async fn checksum_verification_is_off_only_by_option() {
             }
         }
         if loc == "end" {
-            assert_eq!(off.view().read_bytes().await.unwrap().len(), 36);
+            // structurally invalid (an inner chunk inside the index's bytes) whatever the
+            // checksum option: a typed error, not the index's bytes decoded as values
+            let err = off.view().read_bytes().await.unwrap_err();
+            assert!(
+                matches!(
+                    codec_error(&err),
+                    Some(CodecError::ShardEntriesOverlap { other: None, .. })
+                ),
+                "{err}"
+            );
         }
     }
 }
@@ -396,4 +405,63 @@ async fn zstd_frames_declaring_huge_sizes_are_refused_before_allocation() {
     assert!(err.to_string().contains("c/1/1"), "{err}");
     let kept = store.get(&StoreKey::new("c/1/1").unwrap()).await.unwrap();
     assert_eq!(kept.as_ref(), hostile_zstd_frame().as_slice());
+}
+
+/// A shard whose index entries alias one body is refused on read and on rewrite: a one-cell
+/// write fails with a typed error and leaves the stored shard as it was (before, the rewrite
+/// assembled every alias in full, so a small shard could grow without bound).
+#[tokio::test]
+async fn aliased_index_entries_are_refused_on_read_and_on_rewrite() {
+    let store = Store::memory();
+    let array = sharded(
+        &store,
+        r#"[{"name":"bytes","configuration":{"endian":"little"}}]"#,
+    )
+    .await;
+    let k = StoreKey::new("c/0/0").unwrap();
+    let shard = store.get(&k).await.unwrap();
+    let sharding = array.metadata().codecs().sharding().unwrap();
+    let codec = sharding.index_codec(&[4, 4]).unwrap();
+    let index = codec.decode_from_shard(&shard, "c/0/0").unwrap();
+    // every entry points at inner chunk 0's bytes
+    let first = index.get(0).unwrap();
+    let aliased = zarrflow::codec::ShardIndex::from_entries(
+        &[2, 2],
+        (0..4)
+            .flat_map(|_| [first.start, first.end - first.start])
+            .collect(),
+    )
+    .unwrap();
+    let mut bytes = shard.to_vec();
+    let at = codec.index_range(bytes.len() as u64).unwrap();
+    bytes[at.start as usize..at.end as usize].copy_from_slice(&codec.encode(&aliased).unwrap());
+    store.put(&k, Bytes::from(bytes.clone())).await.unwrap();
+
+    let read = read_sel(&array, "0:4,0:4").await.unwrap_err();
+    assert!(
+        matches!(
+            codec_error(&read),
+            Some(CodecError::ShardEntriesOverlap { other: Some(_), .. })
+        ),
+        "{read}"
+    );
+    let write = array
+        .view()
+        .get(&Selection::parse("0,0").unwrap())
+        .unwrap()
+        .write_scalar(7u16)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            codec_error(&write),
+            Some(CodecError::ShardEntriesOverlap { .. })
+        ),
+        "{write}"
+    );
+    assert_eq!(
+        store.get(&k).await.unwrap().as_ref(),
+        bytes.as_slice(),
+        "shard untouched"
+    );
 }

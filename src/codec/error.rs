@@ -88,6 +88,21 @@ pub enum CodecError {
         /// Object size.
         shard_size: u64,
     },
+    /// Two index entries share bytes, or an entry overlaps the index itself: a shard whose
+    /// entries alias one body is refused on read and on rewrite (a rewrite would otherwise
+    /// copy every alias in full).
+    #[error("shard {key}: index entry {chunk:?} overlaps {}", match other {
+        Some(c) => format!("index entry {c:?}"),
+        None => "the shard index".to_string(),
+    })]
+    ShardEntriesOverlap {
+        /// Store key of the shard.
+        key: String,
+        /// Inner chunk coordinates of one entry.
+        chunk: Vec<u64>,
+        /// The other entry's coordinates; `None` for the index's own bytes.
+        other: Option<Vec<u64>>,
+    },
     /// Exactly one of offset/nbytes is the `u64::MAX` sentinel.
     #[error(
         "shard {key}: index entry {chunk:?} is corrupt: exactly one of offset ({offset}) / nbytes ({nbytes}) is the empty sentinel"

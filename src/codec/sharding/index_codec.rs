@@ -216,10 +216,46 @@ impl ShardIndexCodec {
                 });
             }
         }
+        self.check_disjoint(&entries, shard_size, key)?;
         Ok(ShardIndex {
             chunks_per_shard: self.chunks_per_shard.clone(),
             entries,
         })
+    }
+
+    /// Refuses entries that share bytes with each other or with the index (validated
+    /// entries: each lies inside the shard). Sorting the `(start, end)` spans once costs
+    /// `O(n log n)` for `n` inner chunks, done once per index read (then cached).
+    fn check_disjoint(
+        &self,
+        entries: &[u64],
+        shard_size: u64,
+        key: &str,
+    ) -> Result<(), CodecError> {
+        const INDEX: usize = usize::MAX;
+        let mut spans: Vec<(u64, u64, usize)> = entries
+            .chunks_exact(2)
+            .enumerate()
+            .filter(|(_, e)| e[0] != EMPTY_SENTINEL && e[1] > 0)
+            .map(|(i, e)| (e[0], e[0] + e[1], i))
+            .collect();
+        if let Some(r) = self.index_range(shard_size) {
+            spans.push((r.start, r.end, INDEX));
+        }
+        spans.sort_unstable();
+        let coords = |i: usize| (i != INDEX).then(|| unravel(i as u64, &self.chunks_per_shard));
+        for w in spans.windows(2) {
+            let ((_, end, a), (start, _, b)) = (w[0], w[1]);
+            if start < end {
+                let (chunk, other) = if a == INDEX { (b, a) } else { (a, b) };
+                return Err(CodecError::ShardEntriesOverlap {
+                    key: key.to_string(),
+                    chunk: coords(chunk).unwrap_or_default(),
+                    other: coords(other),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Decode the index of a whole shard object held in memory.
@@ -233,5 +269,63 @@ impl ShardIndexCodec {
                 index_size: self.encoded_size,
             })?;
         self.decode(&shard[range.start as usize..range.end as usize], size, key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codec(location: IndexLocation) -> ShardIndexCodec {
+        let bytes = MetadataV3::new_with_configuration(
+            "bytes",
+            serde_json::Map::from_iter([("endian".to_string(), serde_json::json!("little"))]),
+        );
+        ShardIndexCodec::new(&[bytes], &[3], location, "codecs[0]").unwrap()
+    }
+
+    fn index_of(entries: &[(u64, u64)]) -> ShardIndex {
+        let mut flat = Vec::new();
+        for &(o, n) in entries {
+            flat.extend([o, n]);
+        }
+        ShardIndex::from_entries(&[3], flat).unwrap()
+    }
+
+    #[test]
+    fn overlapping_or_aliased_entries_are_refused() {
+        let end = codec(IndexLocation::End);
+        let size = 100 + end.encoded_size();
+        let ok = index_of(&[(0, 10), (10, 10), (EMPTY_SENTINEL, EMPTY_SENTINEL)]);
+        let bytes = end.encode(&ok).unwrap();
+        assert!(end.decode(&bytes, size, "s").is_ok());
+        // two entries aliasing one body (a rewrite would copy it twice)
+        let aliased = end.encode(&index_of(&[(0, 10), (0, 10), (20, 5)])).unwrap();
+        let e = end.decode(&aliased, size, "s").unwrap_err();
+        assert!(
+            matches!(&e, CodecError::ShardEntriesOverlap { other: Some(_), .. }),
+            "{e}"
+        );
+        // partial overlap
+        let partial = end.encode(&index_of(&[(0, 10), (5, 10), (30, 1)])).unwrap();
+        assert!(end.decode(&partial, size, "s").is_err());
+        // an entry inside the index itself (at the end of the shard)
+        let into_index = end
+            .encode(&index_of(&[(0, 10), (size - 8, 8), (20, 1)]))
+            .unwrap();
+        let e = end.decode(&into_index, size, "s").unwrap_err();
+        assert!(
+            matches!(&e, CodecError::ShardEntriesOverlap { other: None, .. }),
+            "{e}"
+        );
+        // the same with the index at the start
+        let start = codec(IndexLocation::Start);
+        let first = start
+            .encode(&index_of(&[(0, 4), (60, 1), (70, 1)]))
+            .unwrap();
+        assert!(start.decode(&first, size, "s").is_err());
+        // zero-length entries never overlap anything
+        let zero = end.encode(&index_of(&[(5, 0), (5, 0), (0, 10)])).unwrap();
+        assert!(end.decode(&zero, size, "s").is_ok());
     }
 }
