@@ -7,6 +7,16 @@
 //! inner-chunk grid, fetches what it needs with coalesced requests, decodes on a bounded
 //! blocking pool and copies runs straight into the result. [`ArrayView::write`] (and
 //! [`WriteBatch`]) run planned read-modify-writes per shard.
+//!
+//! # Tracing
+//!
+//! Reads, writes and store requests emit [`tracing`](https://docs.rs/tracing) spans and
+//! events: a `read` / `write` span per operation with a `plan` span and a "planned" event
+//! (rank, shards or chunks, inner operations, planning time); per shard an event naming how
+//! it is read or written; one event per store request (target `zarrflow::store`: method,
+//! key, range, bytes, latency, outcome) — all at DEBUG; per inner chunk decoded or encoded
+//! at TRACE. Nothing is logged at INFO or above, and without a subscriber the events cost
+//! nothing (no field is formatted).
 
 mod batch;
 mod blocking;

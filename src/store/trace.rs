@@ -20,8 +20,9 @@ impl Timer {
 
     /// Microseconds since the start (0 when not timed).
     pub(super) fn micros(&self) -> u64 {
-        self.0
-            .map_or(0, |t| u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX))
+        self.0.map_or(0, |t| {
+            u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX)
+        })
     }
 }
 
@@ -39,7 +40,8 @@ pub(super) fn outcome<T>(result: &Result<T, StoreError>) -> &'static str {
     }
 }
 
-/// A GET's range as an event field: `all`, `start..end` or `last N`.
+/// A GET's range as an event field: `all`, `start..end`, or `-N` for the last `N` bytes
+/// (HTTP's suffix form).
 pub(super) struct RangeField<'a>(pub(super) Option<&'a ByteRange>);
 
 impl fmt::Display for RangeField<'_> {
@@ -47,7 +49,7 @@ impl fmt::Display for RangeField<'_> {
         match self.0 {
             None => f.write_str("all"),
             Some(ByteRange::Bounded(r)) => write!(f, "{}..{}", r.start, r.end),
-            Some(ByteRange::Suffix(n)) => write!(f, "last {n}"),
+            Some(ByteRange::Suffix(n)) => write!(f, "-{n}"),
         }
     }
 }

@@ -29,6 +29,10 @@ begins with '-' goes after '--'.";
 An option value that begins with '-' is written --opt=VALUE (e.g. --value=-1); a SELECTION that
 begins with '-' goes after '--'.")]
 pub struct Cli {
+    /// Log on standard error what zarrflow does: -v each plan and store request (DEBUG),
+    /// -vv also each inner chunk (TRACE). RUST_LOG (e.g. RUST_LOG=zarrflow=debug) filters too.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
     /// The subcommand.
     #[command(subcommand)]
     pub command: Command,
