@@ -8,6 +8,16 @@
 //! blocking pool and copies runs straight into the result. [`ArrayView::write`] (and
 //! [`WriteBatch`]) run planned read-modify-writes per shard.
 //!
+//! # Explaining
+//!
+//! [`ArrayView::explain_read`] and [`ArrayView::explain_write`] plan a read or a write and
+//! say what it would do without reading or writing chunk data ([`ReadExplain`],
+//! [`WriteExplain`], serialisable): per touched shard (or chunk), whole or partial, the inner
+//! chunks touched, where the index comes from, each request with its byte range and size
+//! (coalesced as the store would), and the totals. To locate inner chunks they read shard
+//! indexes the cache does not hold and HEAD chunks for their size — metadata only, listed
+//! as `explain_requests` — and never fill the cache.
+//!
 //! # Tracing
 //!
 //! Reads, writes and store requests emit [`tracing`](https://docs.rs/tracing) spans and
@@ -23,6 +33,7 @@ mod blocking;
 mod cache;
 mod element;
 mod error;
+mod explain;
 mod gate;
 mod pool;
 mod read;
@@ -44,6 +55,11 @@ pub use batch::WriteBatch;
 pub use blocking::block_on;
 pub use element::Element;
 pub use error::{ArrayError, Result, ShapeMismatch};
+pub use explain::{
+    IndexSource, IndexUse, InnerChunk, InnerChunksRead, InnerChunksWrite, Method, Purpose,
+    ReadExplain, ReadStrategy, ReadTarget, ReadTotals, Request, WriteExplain, WriteTarget,
+    WriteTotals,
+};
 pub use view::ArrayView;
 
 use cache::IndexCache;
