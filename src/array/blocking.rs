@@ -117,6 +117,16 @@ impl ArrayView {
         block_on(self.read_bytes())?
     }
 
+    /// [`ArrayView::explain_read`] for code without an async runtime.
+    pub fn explain_read_blocking(&self) -> Result<super::ReadExplain> {
+        block_on(self.explain_read())?
+    }
+
+    /// [`ArrayView::explain_write`] for code without an async runtime.
+    pub fn explain_write_blocking(&self) -> Result<super::WriteExplain> {
+        block_on(self.explain_write())?
+    }
+
     /// [`ArrayView::write`] for code without an async runtime.
     pub fn write_blocking<T, S, D>(&self, values: &ArrayBase<S, D>) -> Result<()>
     where

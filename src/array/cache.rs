@@ -1,14 +1,25 @@
-//! A byte-bounded cache of decoded shard indexes.
+//! A byte-bounded cache of decoded shard indexes, and the one function that reads a shard
+//! index from the store for the execution layer.
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use moka::sync::Cache;
 
-use crate::codec::ShardIndex;
-use crate::store::ObjectVersion;
+use crate::codec::sharding::IndexLocation;
+use crate::codec::{ShardIndex, ShardIndexCodec};
+use crate::store::{ObjectVersion, RangeRead, Store, StoreError, StoreKey};
 
-/// A decoded index and the version of the shard it was read from.
-pub(crate) type Cached = (Arc<ShardIndex>, ObjectVersion);
+use super::error::Result;
+
+/// A decoded index, the version of the shard it was read from and that version's size.
+#[derive(Clone, Debug)]
+pub(crate) struct Cached {
+    pub(crate) index: Arc<ShardIndex>,
+    pub(crate) version: ObjectVersion,
+    /// Size of the shard object in bytes.
+    pub(crate) shard_size: u64,
+}
 
 /// Decoded shard indexes by shard key, bounded by their size in bytes (16 bytes an entry).
 /// Each index keeps the version of its shard: inner chunks located with it are read
@@ -33,8 +44,8 @@ impl IndexCache {
         IndexCache {
             cache: Cache::builder()
                 .max_capacity(max_bytes)
-                .weigher(|k: &String, (v, _): &Cached| {
-                    let bytes = (v.entries().len() * 8 + k.len()) as u64;
+                .weigher(|k: &String, v: &Cached| {
+                    let bytes = (v.index.entries().len() * 8 + k.len()) as u64;
                     u32::try_from(bytes).unwrap_or(u32::MAX)
                 })
                 .build(),
@@ -45,8 +56,8 @@ impl IndexCache {
         self.cache.get(key)
     }
 
-    pub(crate) fn insert(&self, key: &str, index: Arc<ShardIndex>, version: ObjectVersion) {
-        self.cache.insert(key.to_string(), (index, version));
+    pub(crate) fn insert(&self, key: &str, entry: Cached) {
+        self.cache.insert(key.to_string(), entry);
     }
 
     pub(crate) fn invalidate(&self, key: &str) {
@@ -62,10 +73,11 @@ impl super::Shared {
         self.index_cache.as_ref().and_then(|c| c.get(key))
     }
 
-    /// Remembers the index of the shard at `key`, read from `version` of it.
-    pub(crate) fn remember_index(&self, key: &str, index: Arc<ShardIndex>, version: ObjectVersion) {
+    /// Remembers the index of the shard at `key` (with the version and size it was read
+    /// from).
+    pub(crate) fn remember_index(&self, key: &str, entry: Cached) {
         if let Some(cache) = &self.index_cache {
-            cache.insert(key, index, version);
+            cache.insert(key, entry);
         }
     }
 
@@ -77,9 +89,55 @@ impl super::Shared {
     }
 }
 
+/// Reads the index of the shard at `key` from the store, with the shard's version and size:
+/// one suffix request for an index at the end (HEAD + a bounded range where the store
+/// refuses suffix requests), one range request for an index at the start. `None` when the
+/// shard does not exist. The cache is neither read nor filled.
+pub(crate) async fn read_index(
+    store: &Store,
+    key: &StoreKey,
+    codec: &ShardIndexCodec,
+) -> Result<Option<Cached>> {
+    let n = codec.encoded_size();
+    let read = match codec.location() {
+        IndexLocation::End => store.get_suffix(key, n).await,
+        IndexLocation::Start => store
+            .get_range_with_size(key, 0..n)
+            .await
+            .or_else(|e| match e {
+                // a shard shorter than its index: report it as such
+                StoreError::ShortRead { got, .. } => Ok(RangeRead {
+                    bytes: Bytes::new(),
+                    object_size: got,
+                    version: ObjectVersion::default(),
+                }),
+                e => Err(e),
+            }),
+    };
+    let read = match read {
+        Ok(read) => read,
+        Err(StoreError::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let index = codec.decode(&read.bytes, read.object_size, key.as_str())?;
+    Ok(Some(Cached {
+        index: Arc::new(index),
+        version: read.version,
+        shard_size: read.object_size,
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn entry(index: ShardIndex) -> Cached {
+        Cached {
+            index: Arc::new(index),
+            version: ObjectVersion::default(),
+            shard_size: 0,
+        }
+    }
 
     #[test]
     fn the_cache_stays_within_its_byte_budget() {
@@ -88,11 +146,7 @@ mod tests {
         // 1000 indexes of 4×4 inner chunks: 32 entries × 8 bytes + key each, ~290 KB total
         for i in 0..1000 {
             let index = ShardIndex::new_empty(&[4, 4]);
-            cache.insert(
-                &format!("c/{i}/0"),
-                Arc::new(index),
-                ObjectVersion::default(),
-            );
+            cache.insert(&format!("c/{i}/0"), entry(index));
         }
         cache.cache.run_pending_tasks();
         assert!(
@@ -103,7 +157,7 @@ mod tests {
         assert!(cache.cache.entry_count() > 0);
         // an index larger than the budget is not kept
         let big = ShardIndex::new_empty(&[128, 128]);
-        cache.insert("big", Arc::new(big), ObjectVersion::default());
+        cache.insert("big", entry(big));
         cache.cache.run_pending_tasks();
         assert!(cache.cache.weighted_size() <= budget);
     }

@@ -7,12 +7,33 @@
 //! inner-chunk grid, fetches what it needs with coalesced requests, decodes on a bounded
 //! blocking pool and copies runs straight into the result. [`ArrayView::write`] (and
 //! [`WriteBatch`]) run planned read-modify-writes per shard.
+//!
+//! # Explaining
+//!
+//! [`ArrayView::explain_read`] and [`ArrayView::explain_write`] plan a read or a write and
+//! say what it would do without reading or writing chunk data ([`ReadExplain`],
+//! [`WriteExplain`], serialisable): per touched shard (or chunk), whole or partial, the inner
+//! chunks touched, where the index comes from, each request with its byte range and size
+//! (coalesced as the store would), and the totals. To locate inner chunks they read shard
+//! indexes the cache does not hold and HEAD chunks for their size — metadata only, listed
+//! as `explain_requests` — and never fill the cache.
+//!
+//! # Tracing
+//!
+//! Reads, writes and store requests emit [`tracing`](https://docs.rs/tracing) spans and
+//! events: a `read` / `write` span per operation with a `plan` span and a "planned" event
+//! (rank, shards or chunks, inner operations, planning time); per shard an event naming how
+//! it is read or written; one event per store request (target `zarrflow::store`: method,
+//! key, range, bytes, latency, outcome) — all at DEBUG; per inner chunk decoded or encoded
+//! at TRACE. Nothing is logged at INFO or above, and without a subscriber the events cost
+//! nothing (no field is formatted).
 
 mod batch;
 mod blocking;
 mod cache;
 mod element;
 mod error;
+mod explain;
 mod gate;
 mod pool;
 mod read;
@@ -34,6 +55,11 @@ pub use batch::WriteBatch;
 pub use blocking::block_on;
 pub use element::Element;
 pub use error::{ArrayError, Result, ShapeMismatch};
+pub use explain::{
+    IndexSource, IndexUse, InnerChunk, InnerChunksRead, InnerChunksWrite, Method, Purpose,
+    ReadExplain, ReadStrategy, ReadTarget, ReadTotals, Request, WriteExplain, WriteTarget,
+    WriteTotals,
+};
 pub use view::ArrayView;
 
 use cache::IndexCache;

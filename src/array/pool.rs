@@ -6,7 +6,8 @@
 //! - [`run_parallel`]: work that borrows the caller's values runs inside the call, handing
 //!   the worker thread over (`block_in_place`) on a multi-threaded runtime.
 //!
-//! A panic in any of them becomes [`ArrayError::Task`] with the panic or join error kept.
+//! Each runs inside the caller's tracing span. A panic in any of them becomes
+//! [`ArrayError::Task`] with the panic or join error kept.
 
 use std::sync::Arc;
 
@@ -18,7 +19,9 @@ pub(crate) async fn on_cpu_pool<T: Send + 'static>(
     f: impl FnOnce() -> Result<T> + Send + 'static,
 ) -> Result<T> {
     let (tx, rx) = tokio::sync::oneshot::channel();
+    let span = tracing::Span::current();
     rayon::spawn(move || {
+        let _entered = span.enter();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
             .unwrap_or_else(|_| Err(ArrayError::task("a planning job panicked", None)));
         // The read may be gone (cancelled): nobody to tell.
@@ -34,7 +37,9 @@ pub(crate) async fn on_blocking<T: Send + 'static>(
     gate: Option<Arc<DecodeGate>>,
     f: impl FnOnce() -> Result<T> + Send + 'static,
 ) -> Result<T> {
+    let span = tracing::Span::current();
     tokio::task::spawn_blocking(move || {
+        let _entered = span.enter();
         let _pass = match &gate {
             Some(gate) => Some(
                 gate.enter()

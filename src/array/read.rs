@@ -22,13 +22,15 @@ use bytes::Bytes;
 use futures::StreamExt;
 use zarrs::array::{DataType, FillValue};
 
+use tracing::Instrument;
+
 use crate::codec::{CodecError, CodecPipeline, ShardIndex, ShardIndexCodec};
-use crate::hierarchy::read_shard_index_versioned;
 use crate::index::IndexTransform;
 use crate::index::shape::cell_count;
 use crate::plan::{ChunkOp, ShardWork, plan_chunks, plan_sharded};
 use crate::store::{FetchedObject, StoreError, StoreKey};
 
+use super::cache::{Cached, read_index};
 use super::error::{ArrayError, Result};
 use super::gate::DecodeGate;
 use super::pool::{on_blocking, on_cpu_pool, on_multi_thread_runtime, run_parallel};
@@ -126,23 +128,22 @@ pub(crate) async fn read_into(
     if cells == 0 {
         return Ok(());
     }
+    let span = tracing::debug_span!("read", rank = transform.input_rank(), cells);
+    read_planned(shared, transform, out).instrument(span).await
+}
+
+/// [`read_into`] of a non-empty transform, inside the read's span.
+async fn read_planned(
+    shared: &Arc<Shared>,
+    transform: &IndexTransform,
+    out: &mut [u8],
+) -> Result<()> {
     let decode = Arc::new(DecodeGate::new(shared.options.decode_threads));
     let concurrency = shared.options.request_concurrency.max(1);
     let fill = shared.node.metadata().fill_value().as_ne_bytes().to_vec();
     // Plan on the calling task (errors surface before any I/O); the owned work lists then
     // move into a producer task.
-    let work = match &shared.shards {
-        Some(layout) => {
-            let plan = plan_sharded(transform, &shared.grids, &layout.inner_chunk_shape)?;
-            let rows: Vec<Vec<usize>> = plan.outer().partition()?.rows().collect();
-            Work::Shards(plan_rows(&rows, |row| Ok(plan.shard_at(row)?))?)
-        }
-        None => {
-            let plan = plan_chunks(transform, &shared.grids)?;
-            let rows: Vec<Vec<usize>> = plan.partition()?.rows().collect();
-            Work::Chunks(plan_rows(&rows, |row| Ok(plan.op_at(row)?))?)
-        }
-    };
+    let work = plan_read(shared, transform)?;
     // The producer fetches and decodes (kernels compiled on the decode pool) and hands
     // decoded parts over a bounded channel; this task only copies them into `out`. Running
     // the fetch/decode stream on its own task keeps it polled (permits released, next
@@ -181,7 +182,7 @@ pub(crate) async fn read_into(
             }
         }
     };
-    let handle = tokio::spawn(producer);
+    let handle = tokio::spawn(producer.in_current_span());
     let _abort = AbortOnDrop(handle.abort_handle(), gate);
     let copy_threads = copy_threads(shared.options.decode_threads);
     while let Some(parts) = rx.recv().await {
@@ -199,6 +200,50 @@ pub(crate) async fn read_into(
         .await
         .map_err(|e| ArrayError::task("the read's fetch and decode task", Some(e)))?;
     Ok(())
+}
+
+/// Plans a read of `transform`: the touched shards (each with its inner plan) or chunks, in
+/// plan order. With DEBUG events on, one event reports the plan (rank, shards or chunks,
+/// inner operations, time); counting the inner operations then partitions every shard here
+/// (memoised: the read does not partition them again).
+pub(super) fn plan_read(shared: &Shared, transform: &IndexTransform) -> Result<Work> {
+    let span = tracing::debug_span!("plan", rank = transform.input_rank());
+    let _entered = span.enter();
+    let start = tracing::enabled!(tracing::Level::DEBUG).then(std::time::Instant::now);
+    let work = match &shared.shards {
+        Some(layout) => {
+            let plan = plan_sharded(transform, &shared.grids, &layout.inner_chunk_shape)?;
+            let rows: Vec<Vec<usize>> = plan.outer().partition()?.rows().collect();
+            Work::Shards(plan_rows(&rows, |row| Ok(plan.shard_at(row)?))?)
+        }
+        None => {
+            let plan = plan_chunks(transform, &shared.grids)?;
+            let rows: Vec<Vec<usize>> = plan.partition()?.rows().collect();
+            Work::Chunks(plan_rows(&rows, |row| Ok(plan.op_at(row)?))?)
+        }
+    };
+    if let Some(start) = start {
+        match &work {
+            Work::Shards(works) => {
+                let mut inner_ops = 0u128;
+                for w in works {
+                    inner_ops = inner_ops.saturating_add(w.inner.len()?);
+                }
+                tracing::debug!(
+                    shards = works.len(),
+                    inner_ops = inner_ops as u64,
+                    planning_us = start.elapsed().as_micros() as u64,
+                    "planned a read"
+                );
+            }
+            Work::Chunks(ops) => tracing::debug!(
+                chunks = ops.len(),
+                planning_us = start.elapsed().as_micros() as u64,
+                "planned a read"
+            ),
+        }
+    }
+    Ok(work)
 }
 
 /// Plans every row (touched shard or chunk) with `plan_row`, in order; many rows are
@@ -396,8 +441,11 @@ fn copy_one(
     }
 }
 
-enum Work {
+/// The planned work of a read: the touched shards or chunks, in plan order.
+pub(super) enum Work {
+    /// Touched shards, each with its inner plan.
     Shards(Vec<ShardWork>),
+    /// Touched chunks of an unsharded array.
     Chunks(Vec<ChunkOp>),
 }
 
@@ -442,6 +490,13 @@ async fn read_chunk(shared: &Arc<Shared>, op: ChunkOp, decode: Arc<DecodeGate>) 
             inner: false,
             name: name.clone(),
         })?;
+        tracing::trace!(
+            key = %key,
+            bytes_in = bytes.len(),
+            bytes_out = chunk_codec.cells().saturating_mul(chunk_codec.elem),
+            into_result = matches!(payload, Payload::Encoded(_)),
+            "decode chunk"
+        );
         Ok(vec![(kernel, payload)])
     };
     if whole {
@@ -455,7 +510,7 @@ async fn read_chunk(shared: &Arc<Shared>, op: ChunkOp, decode: Arc<DecodeGate>) 
 const SPARSE_RATIO: usize = 4;
 
 /// Number of inner chunks holding data of a shard whose valid region is `data_shape`.
-fn inner_chunks_in(data_shape: &[u64], inner: &[u64]) -> u64 {
+pub(super) fn inner_chunks_in(data_shape: &[u64], inner: &[u64]) -> u64 {
     data_shape
         .iter()
         .zip(inner)
@@ -487,7 +542,15 @@ async fn read_shard(
     })
     .await?;
     let all = inner_chunks_in(&work.shard.data_shape, &layout.inner_chunk_shape);
-    if touched == u128::from(all) {
+    let whole = touched == u128::from(all);
+    tracing::debug!(
+        key = %key,
+        strategy = if whole { "whole" } else { "partial" },
+        inner_chunks = touched as u64,
+        of = all,
+        "read shard"
+    );
+    if whole {
         read_shard_whole_object(shared, key, codec, work, decode).await
     } else {
         read_shard_partial(shared, key, codec, work, decode).await
@@ -503,6 +566,7 @@ async fn read_shard_through_pipeline(
     work: ShardWork,
     decode: Arc<DecodeGate>,
 ) -> Result<Parts> {
+    tracing::debug!(key = %key, strategy = "pipeline", "read shard");
     let Some(bytes) = shared.node.store().get_opt(&key).await? else {
         return fill_part(&work.shard);
     };
@@ -516,6 +580,12 @@ async fn read_shard_through_pipeline(
             meta.fill_value(),
             key.as_str(),
         )?;
+        tracing::debug!(
+            key = %key,
+            bytes_in = bytes.len(),
+            bytes_out = data.len(),
+            "decode shard through the codec pipeline"
+        );
         Ok(vec![(Kernel::new(&work.shard)?, Payload::Data(data))])
     })
     .await
@@ -548,8 +618,11 @@ async fn read_shard_whole_object(
         let index = codec.decode(&object.read_range(index_range)?, size, key.as_str())?;
         shared.remember_index(
             key.as_str(),
-            Arc::new(index.clone()),
-            object.version().clone(),
+            Cached {
+                index: Arc::new(index.clone()),
+                version: object.version().clone(),
+                shard_size: size,
+            },
         );
         let source = InnerSource::Object(&object);
         decode_inner(&shared, &codec, &index, &key, &work, source)
@@ -574,17 +647,18 @@ async fn read_shard_partial(
     let mut attempt = 0;
     let (index, ranges, fetched) = loop {
         attempt += 1;
-        let (index, version) = match shared.cached_index(key.as_str()) {
-            Some(hit) => hit,
-            None => match read_shard_index_versioned(store, &key, &codec).await? {
+        let (entry, source) = match shared.cached_index(key.as_str()) {
+            Some(hit) => (hit, "cache"),
+            None => match read_index(store, &key, &codec).await? {
                 None => return fill_part(&work.shard),
-                Some((index, version)) => {
-                    let index = Arc::new(index);
-                    shared.remember_index(key.as_str(), index.clone(), version.clone());
-                    (index, version)
+                Some(read) => {
+                    shared.remember_index(key.as_str(), read.clone());
+                    (read, "store")
                 }
             },
         };
+        tracing::debug!(key = %key, source, shard_bytes = entry.shard_size, "shard index");
+        let Cached { index, version, .. } = entry;
         let mut ranges = Vec::new();
         for coords in work.inner.chunk_coords()? {
             if let Some(r) = index.get(inner_chunk_index(&coords, &cps)?) {
@@ -599,6 +673,11 @@ async fn read_shard_partial(
             Err(StoreError::Precondition { .. } | StoreError::NotFound { .. })
                 if attempt < MAX_CONFLICT_ATTEMPTS =>
             {
+                tracing::debug!(
+                    key = %key,
+                    attempt,
+                    "the shard changed after its index was read: reading the index again"
+                );
                 shared.forget_index(key.as_str());
                 backoff(key.as_str(), attempt).await;
             }
@@ -654,10 +733,15 @@ fn decode_inner(
     // from a local file, the name used in errors.
     let (mut scratch, mut encoded_buf, mut name) = (Vec::new(), Vec::new(), String::new());
     let mut parts = Vec::new();
+    // For the shard's DEBUG event: inner chunks decoded and filled, encoded bytes in.
+    let (mut decoded, mut filled, mut bytes_in) = (0usize, 0usize, 0u64);
+    let chunk_bytes = chunk_cells.saturating_mul(elem);
     for op in work.inner_ops()? {
         let op = op?;
         let kernel = Kernel::new(&op)?;
         let Some(range) = index.get(inner_chunk_index(&op.chunk_coords, cps)?) else {
+            tracing::trace!(key = %key, inner = ?op.chunk_coords, "inner chunk absent: fill");
+            filled += 1;
             parts.push((kernel, Payload::Fill));
             continue;
         };
@@ -700,7 +784,25 @@ fn decode_inner(
             inner: true,
             name: name.clone(),
         })?;
+        tracing::trace!(
+            key = %key,
+            inner = ?op.chunk_coords,
+            bytes_in = bytes.len(),
+            bytes_out = chunk_bytes,
+            into_result = matches!(payload, Payload::Encoded(_)),
+            "decode inner chunk"
+        );
+        decoded += 1;
+        bytes_in += bytes.len() as u64;
         parts.push((kernel, payload));
     }
+    tracing::debug!(
+        key = %key,
+        inner_chunks = decoded,
+        fill = filled,
+        bytes_in,
+        bytes_out = decoded.saturating_mul(chunk_bytes),
+        "decode shard"
+    );
     Ok(parts)
 }

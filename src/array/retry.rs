@@ -28,5 +28,12 @@ pub(crate) async fn backoff(key: &str, attempt: usize) {
         .hash(&mut h);
     std::thread::current().id().hash(&mut h);
     let cap_us = (1000u64 << attempt.min(6)).min(MAX_BACKOFF_MS * 1000);
-    tokio::time::sleep(std::time::Duration::from_micros(h.finish() % cap_us)).await;
+    let wait_us = h.finish() % cap_us;
+    tracing::debug!(
+        key,
+        attempt,
+        wait_us,
+        "conflict: waiting before the next attempt"
+    );
+    tokio::time::sleep(std::time::Duration::from_micros(wait_us)).await;
 }

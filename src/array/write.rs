@@ -20,6 +20,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::StreamExt;
 use rayon::prelude::*;
+use tracing::Instrument;
 
 use crate::codec::sharding::fill_bytes;
 use crate::index::IndexTransform;
@@ -77,24 +78,26 @@ impl StagedWrite<'_> {
 }
 
 /// The chunk operations of the staged writes that touch one shard (or chunk).
-struct Target {
-    coords: Vec<i64>,
+pub(super) struct Target {
+    pub(super) coords: Vec<i64>,
     /// The shard-level (or chunk-level) operations, one per write touching it.
-    outer: Vec<(usize, ChunkOp)>,
-    /// Inner-chunk operations by inner chunk (linear index), in write order.
-    inner: BTreeMap<usize, Vec<(usize, ChunkOp)>>,
+    pub(super) outer: Vec<(usize, ChunkOp)>,
+    /// Inner-chunk operations by inner chunk (linear index), in write order (empty when the
+    /// shard is decoded whole through its pipeline).
+    pub(super) inner: BTreeMap<usize, Vec<(usize, ChunkOp)>>,
 }
 
 impl Target {
     /// The declared shape of the shard (or chunk).
-    fn chunk_shape(&self) -> Result<Vec<u64>> {
+    pub(super) fn chunk_shape(&self) -> Result<Vec<u64>> {
         self.outer
             .first()
             .map(|(_, op)| op.chunk_shape.clone())
             .ok_or_else(|| ArrayError::Internal("a write target without operations".into()))
     }
 
-    fn covers_all(&self) -> bool {
+    /// Some write covers the whole shard (or chunk): it is written without being read.
+    pub(super) fn covers_all(&self) -> bool {
         self.outer
             .iter()
             .any(|(_, op)| op.coverage == Coverage::Full)
@@ -103,31 +106,41 @@ impl Target {
 
 /// Applies `writes` in order.
 pub(crate) async fn write(shared: &Arc<Shared>, writes: &[StagedWrite<'_>]) -> Result<()> {
-    let targets = group_by_target(shared, writes)?;
-    let concurrency = shared.options.request_concurrency.max(1);
-    let mut results = futures::stream::iter(targets.into_values())
-        .map(|t| write_target(shared, writes, t))
-        .buffer_unordered(concurrency);
-    while let Some(r) = results.next().await {
-        r?;
+    let span = tracing::debug_span!("write", writes = writes.len());
+    async {
+        let targets = group_by_target(shared, writes.iter().map(|w| &w.transform))?;
+        let concurrency = shared.options.request_concurrency.max(1);
+        let mut results = futures::stream::iter(targets.into_values())
+            .map(|t| write_target(shared, writes, t))
+            .buffer_unordered(concurrency);
+        while let Some(r) = results.next().await {
+            r?;
+        }
+        Ok(())
     }
-    Ok(())
+    .instrument(span)
+    .await
 }
 
-/// Plans every write and groups the operations by shard (or chunk).
-fn group_by_target(
+/// Plans every write (given by its transform, in order) and groups the operations by shard
+/// (or chunk). With DEBUG events on, one event reports the plan.
+pub(super) fn group_by_target<'t>(
     shared: &Shared,
-    writes: &[StagedWrite<'_>],
+    transforms: impl IntoIterator<Item = &'t IndexTransform>,
 ) -> Result<BTreeMap<Vec<i64>, Target>> {
+    let span = tracing::debug_span!("plan");
+    let _entered = span.enter();
+    let start = tracing::enabled!(tracing::Level::DEBUG).then(std::time::Instant::now);
     let mut targets: BTreeMap<Vec<i64>, Target> = BTreeMap::new();
-    for (w, write) in writes.iter().enumerate() {
-        if write.transform.domain().is_empty() {
+    let mut rank = 0;
+    for (w, transform) in transforms.into_iter().enumerate() {
+        rank = transform.input_rank();
+        if transform.domain().is_empty() {
             continue;
         }
         match &shared.shards {
             Some(layout) => {
-                let plan =
-                    plan_sharded(&write.transform, &shared.grids, &layout.inner_chunk_shape)?;
+                let plan = plan_sharded(transform, &shared.grids, &layout.inner_chunk_shape)?;
                 for work in plan.shards()? {
                     let work = work?;
                     let cps = layout.sharding.chunks_per_shard(&work.shard.chunk_shape)?;
@@ -148,7 +161,7 @@ fn group_by_target(
                 }
             }
             None => {
-                let plan = plan_chunks(&write.transform, &shared.grids)?;
+                let plan = plan_chunks(transform, &shared.grids)?;
                 for op in plan.ops()? {
                     let op = op?;
                     let coords = op.chunk_coords.clone();
@@ -164,6 +177,18 @@ fn group_by_target(
                 }
             }
         }
+    }
+    if let Some(start) = start {
+        tracing::debug!(
+            rank,
+            targets = targets.len(),
+            inner_ops = targets
+                .values()
+                .map(|t| t.inner.values().map(Vec::len).sum::<usize>())
+                .sum::<usize>(),
+            planning_us = start.elapsed().as_micros() as u64,
+            "planned a write"
+        );
     }
     Ok(targets)
 }
@@ -194,11 +219,18 @@ async fn write_target(
     let key = shared.chunk_key(&target.coords)?;
     let _guard = shared.lock_for(key.as_str()).lock().await;
     for attempt in 0..MAX_CONFLICT_ATTEMPTS {
+        let span = tracing::debug_span!("write_target", key = %key, attempt = attempt + 1);
         let outcome = match &shared.shards {
             Some(layout) if layout.partial_reads => {
-                write_shard(shared, layout, writes, &target, &key).await
+                write_shard(shared, layout, writes, &target, &key)
+                    .instrument(span)
+                    .await
             }
-            _ => write_whole(shared, writes, &target, &key).await,
+            _ => {
+                write_whole(shared, writes, &target, &key)
+                    .instrument(span)
+                    .await
+            }
         };
         shared.forget_index(key.as_str());
         match outcome {
@@ -298,6 +330,7 @@ async fn write_shard(
                         .get(i)
                         .map(|r| &bytes[r.start as usize..r.end as usize])
                 });
+                let decoded = stored.is_some() && !covered;
                 let mut buf = match stored {
                     Some(b) if !covered => {
                         let coords = crate::codec::block::unravel(i as u64, &cps);
@@ -312,9 +345,35 @@ async fn write_shard(
                 } else {
                     inner.encode_elide(&buf, inner_shape, dt, fv)?
                 };
+                tracing::trace!(
+                    key = %key,
+                    inner = ?crate::codec::block::unravel(i as u64, &cps),
+                    decoded,
+                    bytes_out = enc.as_ref().map_or(0, Vec::len),
+                    stored = enc.is_some(),
+                    "encode inner chunk"
+                );
                 Ok((i, enc))
             })
             .collect::<Result<_>>()?;
+        tracing::debug!(
+            key = %key,
+            read = match &read {
+                None => "skipped (covered)",
+                Some(None) => "absent",
+                Some(Some(_)) => "read",
+            },
+            rewritten = fresh.len(),
+            decoded_first = target.inner.iter().filter(|(i, ops)| {
+                !ops.iter().any(|(_, op)| op.coverage == Coverage::Full)
+                    && existing.as_ref().is_some_and(|(_, index)| index.get(**i).is_some())
+            }).count(),
+            elided = fresh.values().filter(|e| e.is_none()).count(),
+            copied_verbatim = existing.as_ref().map_or(0, |(_, index)| {
+                (0..n_inner).filter(|i| !fresh.contains_key(i) && index.get(*i).is_some()).count()
+            }),
+            "write shard"
+        );
         let refs: Vec<Option<&[u8]>> = (0..n_inner)
             .map(|i| match fresh.get(&i) {
                 Some(enc) => enc.as_deref(),
@@ -369,6 +428,15 @@ async fn write_whole(
             }
         }
     };
+    tracing::debug!(
+        key = %key,
+        read = match &read {
+            None => "skipped (covered)",
+            Some(None) => "absent",
+            Some(Some(_)) => "read",
+        },
+        "write chunk"
+    );
     apply(writes, &target.outer, &mut buf, elem)?;
     let encoded = {
         let shared = shared.clone();

@@ -15,6 +15,7 @@ pub mod merge;
 mod object;
 mod open;
 mod request;
+mod trace;
 pub mod wrappers;
 
 pub use error::StoreError;
@@ -34,6 +35,8 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use trace::{RangeField, TARGET, Timer, get_method, outcome};
 
 /// Per-store runtime options (never written to metadata).
 #[derive(Debug, Clone)]
@@ -286,6 +289,27 @@ impl Store {
     /// version when `opts.if_match` is set: one request. The body is checked against the
     /// length the backend announced ([`StoreError::ShortRead`] otherwise).
     pub async fn get_opts(&self, key: &StoreKey, opts: GetOpts) -> Result<GetOutput, StoreError> {
+        let timer = Timer::start();
+        let (range, conditional) = (opts.range.clone(), opts.if_match.is_some());
+        let res = self.get_opts_untraced(key, opts).await;
+        tracing::debug!(
+            target: TARGET,
+            key = %key,
+            range = %RangeField(range.as_ref()),
+            bytes = res.as_ref().map_or(0, |r| r.bytes.len()),
+            latency_us = timer.micros(),
+            outcome = outcome(&res),
+            "{}",
+            get_method(range.as_ref(), conditional)
+        );
+        res
+    }
+
+    async fn get_opts_untraced(
+        &self,
+        key: &StoreKey,
+        opts: GetOpts,
+    ) -> Result<GetOutput, StoreError> {
         if let Some(ByteRange::Bounded(r)) = &opts.range {
             self.check_range(key, r)?;
         }
@@ -336,6 +360,22 @@ impl Store {
     /// ([`FetchedObject::read_range`]). On the local filesystem the object stays in its
     /// (open) file and only the pieces read are copied; elsewhere the body is read whole.
     pub async fn get_object(&self, key: &StoreKey) -> Result<FetchedObject, StoreError> {
+        let timer = Timer::start();
+        let res = self.get_object_untraced(key).await;
+        tracing::debug!(
+            target: TARGET,
+            key = %key,
+            range = "all",
+            bytes = res.as_ref().map_or(0, FetchedObject::size),
+            in_file = res.as_ref().is_ok_and(|o| !o.is_in_memory()),
+            latency_us = timer.micros(),
+            outcome = outcome(&res),
+            "GET"
+        );
+        res
+    }
+
+    async fn get_object_untraced(&self, key: &StoreKey) -> Result<FetchedObject, StoreError> {
         let res = self
             .inner
             .get_opts(&self.path(key), GetOptions::new())
@@ -386,15 +426,25 @@ impl Store {
 
     /// Size and version of an object (one HEAD request).
     pub async fn head(&self, key: &StoreKey) -> Result<ObjectInfo, StoreError> {
-        let meta = self
+        let timer = Timer::start();
+        let res = self
             .inner
             .head(&self.path(key))
             .await
-            .map_err(|e| self.err(key, e))?;
-        Ok(ObjectInfo {
-            size: meta.size,
-            version: version_of(&meta),
-        })
+            .map_err(|e| self.err(key, e))
+            .map(|meta| ObjectInfo {
+                size: meta.size,
+                version: version_of(&meta),
+            });
+        tracing::debug!(
+            target: TARGET,
+            key = %key,
+            size = res.as_ref().map_or(0, |i| i.size),
+            latency_us = timer.micros(),
+            outcome = outcome(&res),
+            "HEAD"
+        );
+        res
     }
 
     fn check_range(&self, key: &StoreKey, r: &Range<u64>) -> Result<(), StoreError> {
@@ -441,6 +491,12 @@ impl Store {
         .await
     }
 
+    /// Whether [`get_suffix`](Self::get_suffix) tries one suffix request first (suffix
+    /// requests are on and the backend has not refused one), rather than HEAD + range.
+    pub fn uses_suffix_requests(&self) -> bool {
+        self.options.suffix_requests && !self.suffix_refused.load(Ordering::Relaxed)
+    }
+
     /// Read the last `n` bytes of an object (all of it when it is shorter), with the object's
     /// size.
     ///
@@ -448,7 +504,7 @@ impl Store {
     /// `suffix_requests` is off) falls back to HEAD + one bounded range, and remembers the
     /// refusal for later calls on this store.
     pub async fn get_suffix(&self, key: &StoreKey, n: u64) -> Result<RangeRead, StoreError> {
-        if self.options.suffix_requests && !self.suffix_refused.load(Ordering::Relaxed) && n > 0 {
+        if self.uses_suffix_requests() && n > 0 {
             match self
                 .get_opts(key, GetOpts::default().with_range(ByteRange::Suffix(n)))
                 .await
@@ -456,6 +512,11 @@ impl Store {
                 Ok(got) => return Ok(got),
                 Err(StoreError::Backend { .. }) | Err(StoreError::ShortRead { .. }) => {
                     self.suffix_refused.store(true, Ordering::Relaxed);
+                    tracing::debug!(
+                        target: TARGET,
+                        key = %key,
+                        "suffix request refused: HEAD + bounded range instead (and from now on)"
+                    );
                 }
                 Err(e) => return Err(e),
             }
@@ -505,6 +566,14 @@ impl Store {
             self.check_range(key, r)?;
         }
         let plan = plan_merges(ranges, self.options.coalesce);
+        tracing::debug!(
+            target: TARGET,
+            key = %key,
+            ranges = ranges.len(),
+            requests = plan.requests.iter().filter(|r| !r.is_empty()).count(),
+            bytes = plan.requests.iter().map(|r| r.end - r.start).sum::<u64>(),
+            "coalesced"
+        );
         let fetched: Vec<Bytes> = futures::stream::iter(plan.requests.iter().cloned())
             .map(|r| async move {
                 if r.is_empty() {
@@ -539,6 +608,30 @@ impl Store {
     /// check the condition (the local filesystem has no compare-and-swap; a version without
     /// an ETag or version id cannot be matched).
     pub async fn put_opts(
+        &self,
+        key: &StoreKey,
+        value: Bytes,
+        mode: PutMode,
+    ) -> Result<ObjectVersion, StoreError> {
+        let method = match mode {
+            PutMode::Overwrite => "PUT",
+            PutMode::Create => "PUT create",
+            PutMode::Update(_) => "PUT if-match",
+        };
+        let (timer, bytes) = (Timer::start(), value.len());
+        let res = self.put_opts_untraced(key, value, mode).await;
+        tracing::debug!(
+            target: TARGET,
+            key = %key,
+            bytes,
+            latency_us = timer.micros(),
+            outcome = outcome(&res),
+            "{method}"
+        );
+        res
+    }
+
+    async fn put_opts_untraced(
         &self,
         key: &StoreKey,
         value: Bytes,
@@ -598,6 +691,11 @@ impl Store {
     ) -> Result<ObjectVersion, StoreError> {
         match self.put_opts(key, value.clone(), mode).await {
             Err(StoreError::Unsupported { .. }) => {
+                tracing::debug!(
+                    target: TARGET,
+                    key = %key,
+                    "the store cannot check the condition: unconditional PUT instead"
+                );
                 self.put_opts(key, value, PutMode::Overwrite).await
             }
             other => other,
@@ -634,10 +732,19 @@ impl Store {
     /// Delete an object (deleting a missing object is not an error).
     pub async fn delete(&self, key: &StoreKey) -> Result<(), StoreError> {
         self.check_writable(key, "delete")?;
-        match self.inner.delete(&self.path(key)).await {
+        let timer = Timer::start();
+        let res = match self.inner.delete(&self.path(key)).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(self.err(key, e)),
-        }
+        };
+        tracing::debug!(
+            target: TARGET,
+            key = %key,
+            latency_us = timer.micros(),
+            outcome = outcome(&res),
+            "DELETE"
+        );
+        res
     }
 
     /// Delete every object under `key/` (and `key` itself).
@@ -648,11 +755,22 @@ impl Store {
             .list(Some(&self.path(key)))
             .map_ok(|m| m.location)
             .boxed();
-        self.inner
+        let timer = Timer::start();
+        let deleted = self
+            .inner
             .delete_stream(locations)
             .try_collect::<Vec<_>>()
             .await
-            .map_err(|e| self.err(key, e))?;
+            .map_err(|e| self.err(key, e));
+        tracing::debug!(
+            target: TARGET,
+            key = %key,
+            objects = deleted.as_ref().map_or(0, Vec::len),
+            latency_us = timer.micros(),
+            outcome = outcome(&deleted),
+            "LIST + DELETE prefix"
+        );
+        deleted?;
         if let Some(dir) = self.local_dir(key) {
             // a local store keeps the directories of deleted objects: remove the empty ones,
             // or a new object whose key was an old directory could not be written
@@ -672,12 +790,22 @@ impl Store {
     pub async fn is_empty_prefix(&self, key: &StoreKey) -> Result<bool, StoreError> {
         let path = self.path(key);
         let prefix = (!path.as_ref().is_empty()).then_some(&path);
+        let timer = Timer::start();
         let first = self.inner.list(prefix).next().await;
-        match first {
+        let res = match first {
             None => Ok(true),
             Some(Ok(_)) => Ok(false),
             Some(Err(e)) => Err(self.err(key, e)),
-        }
+        };
+        tracing::debug!(
+            target: TARGET,
+            key = %key,
+            empty = res.as_ref().is_ok_and(|e| *e),
+            latency_us = timer.micros(),
+            outcome = outcome(&res),
+            "LIST (first entry)"
+        );
+        res
     }
 
     /// The local directory of `key`, for a store on the local filesystem.
@@ -694,11 +822,23 @@ impl Store {
         } else {
             Some(&path)
         };
+        let timer = Timer::start();
         let res = self
             .inner
             .list_with_delimiter(prefix)
             .await
-            .map_err(|e| self.err(key, e))?;
+            .map_err(|e| self.err(key, e));
+        tracing::debug!(
+            target: TARGET,
+            key = %key,
+            entries = res
+                .as_ref()
+                .map_or(0, |r| r.objects.len() + r.common_prefixes.len()),
+            latency_us = timer.micros(),
+            outcome = outcome(&res),
+            "LIST directory"
+        );
+        let res = res?;
         let name = |p: &Path| p.filename().map(str::to_string);
         let mut objects: Vec<String> = res
             .objects
@@ -719,12 +859,22 @@ impl Store {
         } else {
             Some(&path)
         };
-        let metas: Vec<_> = self
+        let timer = Timer::start();
+        let metas: Result<Vec<_>, StoreError> = self
             .inner
             .list(prefix)
             .try_collect()
             .await
-            .map_err(|e| self.err(key, e))?;
+            .map_err(|e| self.err(key, e));
+        tracing::debug!(
+            target: TARGET,
+            key = %key,
+            entries = metas.as_ref().map_or(0, Vec::len),
+            latency_us = timer.micros(),
+            outcome = outcome(&metas),
+            "LIST"
+        );
+        let metas = metas?;
         let mut out = Vec::with_capacity(metas.len());
         for m in metas {
             if let Some(rel) = m.location.prefix_match(&self.prefix) {

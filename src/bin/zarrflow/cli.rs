@@ -29,6 +29,10 @@ begins with '-' goes after '--'.";
 An option value that begins with '-' is written --opt=VALUE (e.g. --value=-1); a SELECTION that
 begins with '-' goes after '--'.")]
 pub struct Cli {
+    /// Log on standard error what zarrflow does: -v each plan and store request (DEBUG),
+    /// -vv also each inner chunk (TRACE). RUST_LOG (e.g. RUST_LOG=zarrflow=debug) filters too.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
     /// The subcommand.
     #[command(subcommand)]
     pub command: Command,
@@ -128,6 +132,13 @@ pub struct GetArgs {
     /// Print every value, however many.
     #[arg(long)]
     pub full: bool,
+    /// Print what the read would do (shards, inner chunks, requests and bytes) instead of
+    /// reading: only metadata (shard indexes, sizes) is read.
+    #[arg(long)]
+    pub explain: bool,
+    /// With --explain: print it as JSON.
+    #[arg(long, requires = "explain")]
+    pub json: bool,
 }
 
 /// `zarrflow set`.
@@ -155,12 +166,19 @@ pub struct SetArgs {
         long,
         value_name = "IN.npy",
         conflicts_with = "value",
-        required_unless_present = "value"
+        required_unless_present_any = ["value", "explain"]
     )]
     pub from: Option<PathBuf>,
     /// One value for the whole selection (a zarr.json fill-value form).
     #[arg(long, value_name = "X", allow_hyphen_values = true)]
     pub value: Option<String>,
+    /// Print what the write would do (shards read or not, inner chunks rewritten or copied,
+    /// requests) instead of writing; --from / --value are then optional and not read.
+    #[arg(long)]
+    pub explain: bool,
+    /// With --explain: print it as JSON.
+    #[arg(long, requires = "explain")]
+    pub json: bool,
 }
 
 /// Where a sharded array's shard index lies.

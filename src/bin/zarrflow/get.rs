@@ -23,6 +23,10 @@ pub fn element_type(array: &Array) -> Result<(String, usize)> {
 pub async fn run(args: GetArgs) -> Result<()> {
     let array = open_array(&args.url).await?;
     let view = view_of(&array, &args.selection, &args.mode)?;
+    if args.explain {
+        let explain = view.explain_read().await?;
+        return crate::select::print_explain(&explain, &explain, args.json);
+    }
     let (dt, size) = element_type(&array)?;
     match &args.output {
         Some(path) => {

@@ -58,6 +58,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    init_tracing(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -76,6 +77,38 @@ fn main() -> ExitCode {
             ExitCode::from(e.exit_code())
         }
     }
+}
+
+/// Installs a subscriber printing events to standard error when asked for: `-v` enables
+/// zarrflow's DEBUG events, `-vv` its TRACE events, and `RUST_LOG` adds its own directives
+/// (EnvFilter syntax, e.g. `zarrflow=debug,object_store=debug`). Without either nothing is
+/// installed, so events cost nothing and standard error holds only errors.
+fn init_tracing(verbose: u8) {
+    use tracing_subscriber::filter::{EnvFilter, LevelFilter};
+    let env = std::env::var("RUST_LOG")
+        .ok()
+        .filter(|s| !s.trim().is_empty());
+    let own = match verbose {
+        0 => None,
+        1 => Some("zarrflow=debug"),
+        _ => Some("zarrflow=trace"),
+    };
+    if env.is_none() && own.is_none() {
+        return;
+    }
+    let mut filter = EnvFilter::builder()
+        .with_default_directive(LevelFilter::OFF.into())
+        .parse_lossy(env.unwrap_or_default());
+    if let Some(directive) = own.and_then(|d| d.parse().ok()) {
+        filter = filter.add_directive(directive);
+    }
+    use std::io::IsTerminal;
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_timer(tracing_subscriber::fmt::time::uptime())
+        .try_init();
 }
 
 /// The first line of clap's message, with a pointer to `--help`.

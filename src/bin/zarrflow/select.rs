@@ -55,3 +55,22 @@ pub fn view_of(array: &Array, selection: &str, mode: &ModeArgs) -> Result<ArrayV
     };
     view.map_err(|e| CliError::from(e).context(format!("selection `{selection}`")))
 }
+
+/// Prints an explanation: its text, or its JSON with `json`.
+pub fn print_explain(
+    text: &dyn std::fmt::Display,
+    value: &impl serde::Serialize,
+    json: bool,
+) -> Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if json {
+        let doc = serde_json::to_string_pretty(value)
+            .map_err(|e| CliError::new(format!("cannot print the explanation as JSON: {e}")))?;
+        writeln!(stdout, "{doc}")?;
+    } else {
+        write!(stdout, "{text}")?;
+    }
+    stdout.flush()?;
+    Ok(())
+}

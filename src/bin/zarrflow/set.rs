@@ -11,6 +11,11 @@ use crate::values::value_bytes;
 pub async fn run(args: SetArgs) -> Result<()> {
     let array = open_array(&args.url).await?;
     let view = view_of(&array, &args.selection, &args.mode)?;
+    if args.explain {
+        // what any values would do: --from / --value are not read
+        let explain = view.explain_write().await?;
+        return crate::select::print_explain(&explain, &explain, args.json);
+    }
     let (dt, size) = element_type(&array)?;
     let target = view.shape();
     let count: u64 = target.iter().product();
