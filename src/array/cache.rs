@@ -3,12 +3,10 @@
 
 use std::sync::Arc;
 
-use bytes::Bytes;
 use moka::sync::Cache;
 
-use crate::codec::sharding::IndexLocation;
 use crate::codec::{ShardIndex, ShardIndexCodec};
-use crate::store::{ObjectVersion, RangeRead, Store, StoreError, StoreKey};
+use crate::store::{ObjectVersion, Store, StoreKey};
 
 use super::error::Result;
 
@@ -89,42 +87,26 @@ impl super::Shared {
     }
 }
 
-/// Reads the index of the shard at `key` from the store, with the shard's version and size:
-/// one suffix request for an index at the end (HEAD + a bounded range where the store
-/// refuses suffix requests), one range request for an index at the start. `None` when the
-/// shard does not exist. The cache is neither read nor filled.
+/// Reads the index of the shard at `key` from the store with the shard's version and size
+/// ([`read_shard_index_versioned`](crate::hierarchy::read_shard_index_versioned)); `None`
+/// when the shard does not exist. The cache is neither read nor filled. Errors keep the
+/// codec error's type (`ArrayError::Codec` for a corrupt index).
 pub(crate) async fn read_index(
     store: &Store,
     key: &StoreKey,
     codec: &ShardIndexCodec,
 ) -> Result<Option<Cached>> {
-    let n = codec.encoded_size();
-    let read = match codec.location() {
-        IndexLocation::End => store.get_suffix(key, n).await,
-        IndexLocation::Start => store
-            .get_range_with_size(key, 0..n)
-            .await
-            .or_else(|e| match e {
-                // a shard shorter than its index: report it as such
-                StoreError::ShortRead { got, .. } => Ok(RangeRead {
-                    bytes: Bytes::new(),
-                    object_size: got,
-                    version: ObjectVersion::default(),
-                }),
-                e => Err(e),
-            }),
-    };
-    let read = match read {
-        Ok(read) => read,
-        Err(StoreError::NotFound { .. }) => return Ok(None),
-        Err(e) => return Err(e.into()),
-    };
-    let index = codec.decode(&read.bytes, read.object_size, key.as_str())?;
-    Ok(Some(Cached {
-        index: Arc::new(index),
-        version: read.version,
-        shard_size: read.object_size,
-    }))
+    use crate::hierarchy::HierarchyError;
+    match crate::hierarchy::read_shard_index_versioned(store, key, codec).await {
+        Ok(read) => Ok(read.map(|r| Cached {
+            index: Arc::new(r.index),
+            version: r.version,
+            shard_size: r.shard_size,
+        })),
+        Err(HierarchyError::Codec(e)) => Err(e.into()),
+        Err(HierarchyError::Store(e)) => Err(e.into()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 #[cfg(test)]

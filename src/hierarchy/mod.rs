@@ -432,16 +432,29 @@ pub async fn read_shard_index(
 ) -> Result<Option<ShardIndex>, HierarchyError> {
     Ok(read_shard_index_versioned(store, key, codec)
         .await?
-        .map(|(index, _)| index))
+        .map(|read| read.index))
 }
 
-/// [`read_shard_index`] with the version of the shard the index was read from, so that
-/// inner chunks can be read from the same version ([`Store::get_ranges_of_version`]).
+/// A shard index with the version and size of the shard it was read from.
+#[derive(Debug, Clone)]
+pub struct ShardIndexRead {
+    /// The validated index.
+    pub index: ShardIndex,
+    /// The version of the shard the index came from (read inner chunks of the same version
+    /// with [`Store::get_ranges_of_version`]).
+    pub version: ObjectVersion,
+    /// The shard's size in bytes.
+    pub shard_size: u64,
+}
+
+/// [`read_shard_index`] with the version and size of the shard the index was read from (one
+/// suffix request for an index at the end — HEAD + a bounded range where the store refuses
+/// suffix requests — or one range request for an index at the start).
 pub async fn read_shard_index_versioned(
     store: &Store,
     key: &StoreKey,
     codec: &ShardIndexCodec,
-) -> Result<Option<(ShardIndex, ObjectVersion)>, HierarchyError> {
+) -> Result<Option<ShardIndexRead>, HierarchyError> {
     let n = codec.encoded_size();
     let read = match codec.location() {
         IndexLocation::End => store.get_suffix(key, n).await,
@@ -464,5 +477,9 @@ pub async fn read_shard_index_versioned(
         Err(e) => return Err(e.into()),
     };
     let index = codec.decode(&read.bytes, read.object_size, key.as_str())?;
-    Ok(Some((index, read.version)))
+    Ok(Some(ShardIndexRead {
+        index,
+        version: read.version,
+        shard_size: read.object_size,
+    }))
 }
