@@ -12,7 +12,6 @@ mod create;
 mod error;
 mod get;
 mod info;
-mod npy;
 mod progress;
 mod select;
 mod set;
