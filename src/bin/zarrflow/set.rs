@@ -7,8 +7,8 @@ use zarrflow::npy::{self, Npy, NpyType};
 use crate::cli::SetArgs;
 use crate::error::{CliError, Result};
 use crate::get::element_type;
+use crate::parse::value_bytes;
 use crate::select::{open_array, view_of};
-use crate::values::value_bytes;
 
 /// Runs `zarrflow set`.
 pub async fn run(args: SetArgs) -> Result<()> {
