@@ -110,6 +110,7 @@
 //! | [`index`] | pure | index domains, transforms, selections (`sel!`, strings, JSON) |
 //! | [`grid`], [`plan`] | pure | chunk grids and the two-level chunk planner |
 //! | [`metadata`], [`codec`] | format | `zarr.json`, data types, codec chains, sharding |
+//! | [`npy`] | format | NumPy .npy files |
 //! | [`store`] | I/O | `object_store` wrapper: URLs, coalesced ranged reads, conditional writes |
 //! | [`array`](mod@array) | I/O | executes plans: reads, writes, batches, the blocking facade |
 //! | [`hierarchy`] | I/O | opens and creates groups and arrays |
@@ -130,6 +131,7 @@ pub mod grid;
 pub mod hierarchy;
 pub mod index;
 pub mod metadata;
+pub mod npy;
 pub mod plan;
 pub mod store;
 

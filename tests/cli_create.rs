@@ -1,8 +1,8 @@
 //! `zarrflow create`, checked through `info --json`, the written `zarr.json` and `get`.
 
-mod cli_support;
+mod common;
 
-use cli_support::*;
+use common::cli::*;
 use serde_json::{Value, json};
 
 fn info(url: &str) -> Value {

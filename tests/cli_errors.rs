@@ -1,8 +1,8 @@
 //! Error cases: each gives a one-line message naming the cause and a non-zero exit status.
 
-mod cli_support;
+mod common;
 
-use cli_support::*;
+use common::cli::*;
 
 #[test]
 fn bad_urls() {

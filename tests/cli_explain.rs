@@ -1,8 +1,8 @@
 //! `zarrflow get|set ... --explain [--json]`: the plan is printed, nothing is read or written.
 
-mod cli_support;
+mod common;
 
-use cli_support::*;
+use common::cli::*;
 use serde_json::Value;
 
 const PARTIAL: &str = "fixtures/zarr-python/reqcount_uint16_2x64_s1x32_c1x8";

@@ -1,8 +1,8 @@
 //! `zarrflow info`, `tree` and `get` on the interop fixtures, through the built binary.
 
-mod cli_support;
+mod common;
 
-use cli_support::*;
+use common::cli::*;
 use serde_json::{Value, json};
 
 /// `get -o` of every fixture array (whole) and of every manifest selection writes exactly the

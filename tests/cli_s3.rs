@@ -1,10 +1,9 @@
 //! The binary against `s3://` URLs: an in-process S3 server (s3s-fs on 127.0.0.1), configured
 //! through the `AWS_*` environment variables as a user would.
 
-mod cli_support;
 mod common;
 
-use cli_support::*;
+use common::cli::*;
 use common::{ACCESS_KEY, S3Server, SECRET_KEY};
 use serde_json::{Value, json};
 use std::process::Command;

@@ -1,11 +1,11 @@
 //! `-v`, `-vv` and `RUST_LOG`: events on standard error only, standard output unchanged,
 //! nothing on standard error without them.
 
-mod cli_support;
+mod common;
 
 use std::process::{Command, Output};
 
-use cli_support::{BIN, fixture};
+use common::cli::{BIN, fixture};
 
 const FIXTURE: &str = "fixtures/zarr-python/reqcount_uint16_8x8_s4_c2";
 

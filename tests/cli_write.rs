@@ -1,8 +1,8 @@
 //! `zarrflow set` and `copy`: round trips through the built binary.
 
-mod cli_support;
+mod common;
 
-use cli_support::*;
+use common::cli::*;
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -314,6 +314,93 @@ fn set_errors() {
 }
 
 /// An unsharded fixture copied into a sharded layout (and other layouts) reads back exactly.
+/// `set --from` reads big-endian files and refuses malformed, Fortran-order and unsupported
+/// ones with a one-line error naming the file (exit status 1).
+#[test]
+fn set_from_checks_npy_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let url = tmp.path().join("a.zarr");
+    let url = url.to_str().unwrap();
+    ok(&["create", url, "--shape", "2,2", "--dtype", "int32"]);
+    // a header of `dict`, padded as NumPy pads it, then `data`
+    let file = |name: &str, dict: &str, data: &[u8]| {
+        let mut h = format!("{dict:<117}").into_bytes();
+        h.push(b'\n');
+        let mut f = b"\x93NUMPY\x01\x00".to_vec();
+        f.extend_from_slice(&(h.len() as u16).to_le_bytes());
+        f.extend_from_slice(&h);
+        f.extend_from_slice(data);
+        let path = tmp.path().join(name);
+        std::fs::write(&path, f).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let big: Vec<u8> = [1i32, -2, 3, 4]
+        .iter()
+        .flat_map(|v| v.to_be_bytes())
+        .collect();
+    let be = file(
+        "be.npy",
+        "{'descr': '>i4', 'fortran_order': False, 'shape': (2, 2), }",
+        &big,
+    );
+    ok(&["set", url, "--from", &be]);
+    assert_eq!(ok(&["get", url]).trim(), "[[1, -2],\n [3, 4]]");
+    let cases = [
+        (
+            "fortran.npy",
+            "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 2), }",
+            16,
+            "Fortran",
+        ),
+        (
+            "long.npy",
+            "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }",
+            17,
+            "needs 16",
+        ),
+        (
+            "twice.npy",
+            "{'descr': '<i4', 'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }",
+            16,
+            "twice",
+        ),
+        (
+            "unicode.npy",
+            "{'descr': '<U2', 'fortran_order': False, 'shape': (2, 2), }",
+            32,
+            "`<U2` is not supported",
+        ),
+        (
+            "overflow.npy",
+            "{'descr': '<i4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }",
+            0,
+            "address",
+        ),
+    ];
+    for (name, dict, len, want) in cases {
+        let path = file(name, dict, &vec![0; len]);
+        let e = fails(&["set", url, "--from", &path]);
+        assert!(e.contains(want) && e.contains(name), "{name}: {e}");
+        assert_eq!(run(&["set", url, "--from", &path]).status.code(), Some(1));
+    }
+    let e = fails(&[
+        "set",
+        url,
+        "--from",
+        &file(
+            "long.npy",
+            "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }",
+            &[0; 17],
+        ),
+    ]);
+    assert!(e.contains("not a valid .npy file"), "{e}");
+    assert_eq!(
+        ok(&["get", url]).trim(),
+        "[[1, -2],\n [3, 4]]",
+        "nothing written"
+    );
+}
+
 #[test]
 fn copy_rechunks_exactly() {
     let tmp = tempfile::tempdir().unwrap();

@@ -7,50 +7,17 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::json;
+use zarrflow::DataType;
 use zarrflow::array::{Array, ArrayOptions};
 use zarrflow::index::Selection;
 use zarrflow::metadata::ArraySpec;
+use zarrflow::npy::{self, NpyType};
 use zarrflow::store::{Store, StoreKey, StoreOptions};
 
-/// NumPy `descr` and element size of a data type.
-fn descr(data_type: &str) -> (&'static str, usize) {
-    match data_type {
-        "bool" => ("|b1", 1),
-        "int8" => ("|i1", 1),
-        "uint8" => ("|u1", 1),
-        "int16" => ("<i2", 2),
-        "uint16" => ("<u2", 2),
-        "float16" => ("<f2", 2),
-        "int32" => ("<i4", 4),
-        "uint32" => ("<u4", 4),
-        "float32" => ("<f4", 4),
-        "int64" => ("<i8", 8),
-        "uint64" => ("<u8", 8),
-        "float64" => ("<f8", 8),
-        "complex64" => ("<c8", 8),
-        "complex128" => ("<c16", 16),
-        other => panic!("no descr for {other}"),
-    }
-}
-
+/// Writes native-endian C-order `bytes` of a data type as a `.npy` file (zarrflow's writer).
 fn write_npy(path: &Path, data_type: &str, shape: &[u64], bytes: &[u8]) {
-    let (d, _) = descr(data_type);
-    let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
-    let shape_s = match dims.len() {
-        0 => "()".to_string(),
-        1 => format!("({},)", dims[0]),
-        _ => format!("({})", dims.join(", ")),
-    };
-    let mut header = format!("{{'descr': '{d}', 'fortran_order': False, 'shape': {shape_s}, }}");
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(bytes); // little-endian host
-    std::fs::write(path, out).unwrap();
+    let ty = NpyType::of(data_type.parse::<DataType>().unwrap());
+    std::fs::write(path, npy::npy_bytes(ty, shape, bytes).unwrap()).unwrap();
 }
 
 /// Deterministic element bytes for cell `i` of a data type (valid values for every type).
@@ -204,7 +171,7 @@ async fn arrays_written_by_zarrflow_read_exactly_in_zarr_python_and_tensorstore(
         )
         .await
         .unwrap();
-        let elem = descr(case.data_type).1;
+        let elem = case.data_type.parse::<DataType>().unwrap().size();
         let n: u64 = case.shape.iter().product();
         let fill = a.metadata().fill_value().as_ne_bytes().to_vec();
         let mut model: Vec<u8> = (0..n).flat_map(|_| fill.clone()).collect();

@@ -6,7 +6,8 @@
 mod common;
 
 use bytes::Bytes;
-use common::fixtures::{entries, key, read_npy, test_data};
+use common::fixtures::{entries, key, test_data};
+use common::read_npy;
 use common::{S3Server, files_under};
 use serde_json::Value;
 use zarrflow::array::{Array, ArrayOptions};

@@ -3,12 +3,13 @@
 //! types, named memory stores, typed errors and the library copy (read back by zarr-python and
 //! TensorStore).
 
-mod cli_support;
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cli_support::write_npy;
+use common::cli as cli_support;
+use common::cli::write_npy;
 
 use zarrflow::copy::{CopyError, CopyOptions, CopyProgress, Layout, copy, plan_copy};
 use zarrflow::hierarchy::{Group, HierarchyError};

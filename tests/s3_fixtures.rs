@@ -4,7 +4,8 @@
 mod common;
 
 use bytes::Bytes;
-use common::fixtures::{entries, key, read_all, read_npy, test_data};
+use common::fixtures::{entries, key, read_all, test_data};
+use common::read_npy;
 use common::{S3Server, files_under};
 use std::sync::Arc;
 use zarrflow::hierarchy::{ArrayNode, Group, NodeKind};

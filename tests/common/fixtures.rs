@@ -1,4 +1,5 @@
-//! Fixture helpers: the manifest, a minimal `.npy` reader and a reference whole-array read.
+//! Fixture helpers: the manifest and a reference whole-array read (`.npy` files:
+//! [`super::read_npy`]).
 
 use serde_json::Value;
 use std::path::PathBuf;
@@ -26,41 +27,6 @@ pub fn entries<'a>(m: &'a Value, kind: &str) -> &'a [Value] {
 
 pub fn key(p: &str) -> StoreKey {
     StoreKey::new(p.trim_end_matches('/')).unwrap()
-}
-
-/// Minimal `.npy` reader: (descr, shape, data bytes).
-pub fn read_npy(path: &std::path::Path) -> (String, Vec<u64>, Vec<u8>) {
-    let b = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert_eq!(&b[..6], b"\x93NUMPY");
-    let (hlen, start) = if b[6] == 1 {
-        (u16::from_le_bytes([b[8], b[9]]) as usize, 10)
-    } else {
-        (u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize, 12)
-    };
-    let header = std::str::from_utf8(&b[start..start + hlen]).unwrap();
-    let descr = header
-        .split("'descr': '")
-        .nth(1)
-        .unwrap()
-        .split('\'')
-        .next()
-        .unwrap()
-        .to_string();
-    assert!(header.contains("'fortran_order': False"), "{header}");
-    let shape_s = header
-        .split("'shape': (")
-        .nth(1)
-        .unwrap()
-        .split(')')
-        .next()
-        .unwrap();
-    let shape = shape_s
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().unwrap())
-        .collect();
-    (descr, shape, b[start + hlen..].to_vec())
 }
 
 /// Read a whole (regular-grid) array chunk by chunk: the reference read used by this test.

@@ -1,14 +1,42 @@
-//! Shared test helpers: an in-process S3 server (s3s-fs on 127.0.0.1) and the store
-//! conformance functions every backend runs (object_store `integration.rs` style).
+//! Shared test helpers: `.npy` files through `zarrflow::npy`, an in-process S3 server
+//! (s3s-fs on 127.0.0.1), the store conformance functions every backend runs (object_store
+//! `integration.rs` style), the fixture manifest ([`fixtures`]) and the CLI runner ([`cli`]).
 #![allow(dead_code)]
 
+pub mod cli;
 pub mod conformance;
 pub mod fixtures;
 
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder as ConnBuilder;
 use std::path::Path;
+use zarrflow::npy::{ByteOrder, Descr};
 use zarrflow::store::StoreOptions;
+
+/// A `.npy` file read through `zarrflow::npy`: (the file's descr, shape, C-order
+/// native-endian data). Panics on any error.
+pub fn read_npy(path: &Path) -> (String, Vec<u64>, Vec<u8>) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let npy =
+        zarrflow::npy::read_npy_vec(bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    (npy.header.descr.to_string(), npy.header.shape, npy.data)
+}
+
+/// Writes native-endian C-order `data` as a little-endian `.npy` file of `descr` (a
+/// little-endian descriptor such as `<i4`) through `zarrflow::npy`. Panics on any error.
+pub fn write_npy(path: &Path, descr: &str, shape: &[u64], data: &[u8]) {
+    let descr: Descr = descr
+        .parse()
+        .unwrap_or_else(|e| panic!("descr {descr:?}: {e}"));
+    assert_ne!(
+        descr.byte_order,
+        ByteOrder::Big,
+        "files are written little-endian"
+    );
+    let bytes = zarrflow::npy::npy_bytes(descr.ty, shape, data)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    std::fs::write(path, bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
 
 /// Access key accepted by the test server.
 pub const ACCESS_KEY: &str = "zarrflow-test-key";

@@ -1,8 +1,15 @@
-//! The command-line interface: subcommands, options and their help texts.
+//! The command-line interface: subcommands, options and their help texts. Option values
+//! are parsed by the `value_parser`s of [`crate::parse`].
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::{Map, Value};
+
+use crate::parse::{
+    Compressor, DimensionNames, Shape, parse_attributes, parse_codec, parse_dimension_names,
+    parse_shape,
+};
 
 const URL_HELP: &str = "A path, file://, s3://bucket/key, gs://bucket/key, az://container/key \
 or http(s)://host/key (read-only). Cloud credentials, region and endpoint come from the usual \
@@ -194,14 +201,14 @@ pub enum IndexLocation {
 #[derive(Debug, Args, Clone, Default)]
 pub struct LayoutArgs {
     /// The chunk shape (the inner, read chunk when --shards is given), e.g. 10,20.
-    #[arg(long, value_name = "SHAPE")]
-    pub chunks: Option<String>,
+    #[arg(long, value_name = "SHAPE", value_parser = parse_shape)]
+    pub chunks: Option<Shape>,
     /// The shard (write) shape; without it the array is unsharded.
-    #[arg(long, value_name = "SHAPE")]
-    pub shards: Option<String>,
+    #[arg(long, value_name = "SHAPE", value_parser = parse_shape)]
+    pub shards: Option<Shape>,
     /// Compression: zstd[:LEVEL], gzip[:LEVEL], blosc[:CNAME[:LEVEL]] or none.
-    #[arg(long, value_name = "CODEC")]
-    pub codec: Option<String>,
+    #[arg(long, value_name = "CODEC", value_parser = parse_codec)]
+    pub codec: Option<Compressor>,
     /// Where the shard index lies: start or end.
     #[arg(long, value_enum, value_name = "start|end")]
     pub index_location: Option<IndexLocation>,
@@ -225,8 +232,8 @@ pub struct CreateArgs {
     #[arg(help = URL_HELP)]
     pub url: String,
     /// The array shape, e.g. 100,200 ('' for a 0-d array).
-    #[arg(long, value_name = "SHAPE")]
-    pub shape: String,
+    #[arg(long, value_name = "SHAPE", value_parser = parse_shape)]
+    pub shape: Shape,
     /// The data type: bool, int8..int64, uint8..uint64, float16/32/64, complex64/128, r8, r16...
     #[arg(long, value_name = "DTYPE")]
     pub dtype: String,
@@ -236,11 +243,11 @@ pub struct CreateArgs {
     #[arg(long, value_name = "X", allow_hyphen_values = true)]
     pub fill_value: Option<String>,
     /// Dimension names, comma-separated (an empty name is null), or a JSON list.
-    #[arg(long, value_name = "NAMES")]
-    pub dimension_names: Option<String>,
+    #[arg(long, value_name = "NAMES", value_parser = parse_dimension_names)]
+    pub dimension_names: Option<DimensionNames>,
     /// User attributes: a JSON object.
-    #[arg(long, value_name = "JSON")]
-    pub attributes: Option<String>,
+    #[arg(long, value_name = "JSON", value_parser = parse_attributes)]
+    pub attributes: Option<Map<String, Value>>,
     /// Replace an existing node at URL (deleting everything under it).
     #[arg(long)]
     pub overwrite: bool,

@@ -8,7 +8,6 @@ use std::time::Instant;
 use zarrflow::copy::{CopyError, CopyOptions, Layout, plan_copy};
 
 use crate::cli::{CopyArgs, IndexLocation, LayoutArgs};
-use crate::create::{parse_codec, parse_shape};
 use crate::error::{CliError, Result};
 use crate::progress::Progress;
 use crate::select::open_store;
@@ -51,13 +50,13 @@ pub async fn run(args: CopyArgs) -> Result<()> {
 fn layout_of(args: &LayoutArgs) -> Result<Layout> {
     let mut layout = Layout::keep();
     if let Some(s) = &args.shards {
-        layout = layout.shards(parse_shape(s, "--shards")?);
+        layout = layout.shards(s.0.clone());
     }
     if let Some(c) = &args.chunks {
-        layout = layout.chunks(parse_shape(c, "--chunks")?);
+        layout = layout.chunks(c.0.clone());
     }
     if let Some(c) = &args.codec {
-        layout = layout.codecs(parse_codec(c, None)?);
+        layout = layout.codecs(c.codecs(None));
     }
     if let Some(loc) = args.index_location {
         if args.shards.is_none() {

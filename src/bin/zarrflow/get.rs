@@ -6,10 +6,10 @@ use std::path::Path;
 use ndarray::{ArrayD, IxDyn};
 use zarrflow::array::{Array, ArrayView};
 use zarrflow::index::{Selection, SelectionItem, Slice};
+use zarrflow::npy::{self, NpyType};
 
 use crate::cli::GetArgs;
 use crate::error::{CliError, Result};
-use crate::npy::{self, NpyType};
 use crate::select::{open_array, view_of};
 use crate::values::{EDGE_ITEMS, Printer, SUMMARY_THRESHOLD, format_nested};
 
@@ -30,8 +30,8 @@ pub async fn run(args: GetArgs) -> Result<()> {
     let (dt, size) = element_type(&array)?;
     match &args.output {
         Some(path) => {
-            let mut data = view.read_bytes().await?;
-            write_npy(path, NpyType::of(&dt, size), &view.shape(), &mut data)
+            let data = view.read_bytes().await?;
+            write_npy(path, NpyType::of(array.data_type()), &view.shape(), &data)
         }
         None => {
             let text = format_view(&view, Printer::of(&dt, size), args.full).await?;
@@ -43,16 +43,15 @@ pub async fn run(args: GetArgs) -> Result<()> {
     }
 }
 
-fn write_npy(path: &Path, ty: NpyType, shape: &[u64], data: &mut [u8]) -> Result<()> {
+/// Writes a `.npy` file (`-`: standard output).
+fn write_npy(path: &Path, ty: NpyType, shape: &[u64], data: &[u8]) -> Result<()> {
     if path.as_os_str() == "-" {
-        let mut stdout = std::io::stdout().lock();
-        return npy::write(&mut stdout, ty, shape, data);
+        return Ok(npy::write_npy(std::io::stdout().lock(), ty, shape, data)?);
     }
     let file = std::fs::File::create(path)
         .map_err(|e| CliError::new(format!("cannot create {}: {e}", path.display())))?;
-    let mut w = std::io::BufWriter::new(file);
-    npy::write(&mut w, ty, shape, data)
-        .map_err(|e| e.context(format!("writing {}", path.display())))
+    npy::write_npy(std::io::BufWriter::new(file), ty, shape, data)
+        .map_err(|e| CliError::from(e).context(format!("writing {}", path.display())))
 }
 
 /// The values of a view as text; large views are summarised (only their corners are read).

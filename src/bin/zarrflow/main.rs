@@ -12,7 +12,7 @@ mod create;
 mod error;
 mod get;
 mod info;
-mod npy;
+mod parse;
 mod progress;
 mod select;
 mod set;
@@ -54,7 +54,7 @@ fn main() -> ExitCode {
                 return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
             }
             // usage errors: one line, exit status 2
-            eprintln!("zarrflow: error: {}", usage_line(&e.render().to_string()));
+            eprintln!("zarrflow: error: {}", usage_message(&e));
             return ExitCode::from(2);
         }
     };
@@ -111,7 +111,24 @@ fn init_tracing(verbose: u8) {
         .try_init();
 }
 
-/// The first line of clap's message, with a pointer to `--help`.
+/// A clap error as one line with a pointer to `--help`. A value our `value_parser` refused
+/// is reported as clap words it, on one line even when the value spans several.
+fn usage_message(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() == ErrorKind::ValueValidation
+        && let (Some(ContextValue::String(arg)), Some(ContextValue::String(value)), Some(why)) = (
+            e.get(ContextKind::InvalidArg),
+            e.get(ContextKind::InvalidValue),
+            std::error::Error::source(e),
+        )
+    {
+        let text = error::CliError::usage(format!("invalid value '{value}' for '{arg}': {why}"));
+        return format!("{text} (see --help)");
+    }
+    usage_line(&e.render().to_string())
+}
+
+/// The first paragraph of clap's message, with a pointer to `--help`.
 fn usage_line(rendered: &str) -> String {
     // the first paragraph (clap lists missing arguments on the lines that follow)
     let first: Vec<&str> = rendered

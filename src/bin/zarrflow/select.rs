@@ -1,11 +1,12 @@
 //! Opening stores and arrays, and turning a SELECTION (or a transform file) into a view.
 
 use zarrflow::array::{Array, ArrayOptions, ArrayView};
-use zarrflow::index::{Selection, SelectionItem};
+use zarrflow::index::SelectionItem;
 use zarrflow::store::{Store, StoreKey, StoreOptions};
 
 use crate::cli::ModeArgs;
 use crate::error::{CliError, Result};
+use crate::parse::parse_selection;
 
 /// Opens the store rooted at a URL (a path or a URL).
 pub fn open_store(url: &str) -> Result<Store> {
@@ -36,8 +37,7 @@ pub fn view_of(array: &Array, selection: &str, mode: &ModeArgs) -> Result<ArrayV
             .transformed_json(&text)
             .map_err(|e| CliError::from(e).context(path.display()));
     }
-    let sel = Selection::parse(selection)
-        .map_err(|e| CliError::usage(format!("selection `{selection}`: {e}")))?;
+    let sel = parse_selection(selection)?;
     let view = if mode.oindex {
         whole.oindex(&sel)
     } else if mode.vindex {

@@ -1,11 +1,14 @@
 //! `zarrflow set`: write values into a selection.
 
+use std::path::Path;
+
+use zarrflow::npy::{self, Npy, NpyType};
+
 use crate::cli::SetArgs;
 use crate::error::{CliError, Result};
 use crate::get::element_type;
-use crate::npy::{self, NpyType};
+use crate::parse::value_bytes;
 use crate::select::{open_array, view_of};
-use crate::values::value_bytes;
 
 /// Runs `zarrflow set`.
 pub async fn run(args: SetArgs) -> Result<()> {
@@ -16,23 +19,23 @@ pub async fn run(args: SetArgs) -> Result<()> {
         let explain = view.explain_write().await?;
         return crate::select::print_explain(&explain, &explain, args.json);
     }
-    let (dt, size) = element_type(&array)?;
+    let (dt, _) = element_type(&array)?;
     let target = view.shape();
     let count: u64 = target.iter().product();
     match (&args.from, &args.value) {
         (Some(path), _) => {
-            let file = npy::read(path)?;
-            let want = NpyType::of(&dt, size);
-            if file.ty != want {
+            let file = read_npy(path)?;
+            let want = NpyType::of(array.data_type());
+            if file.ty() != want {
                 return Err(CliError::usage(format!(
                     "{}: holds {} values, but the array's data type is {dt} ({}); convert it \
                      first (e.g. numpy's astype)",
                     path.display(),
-                    file.ty.descr(),
-                    want.descr()
+                    file.ty(),
+                    want
                 )));
             }
-            view.write_bytes(&file.data, &file.shape)
+            view.write_bytes(&file.data, file.shape())
                 .await
                 .map_err(|e| CliError::from(e).context(format!("--from {}", path.display())))?;
         }
@@ -48,4 +51,18 @@ pub async fn run(args: SetArgs) -> Result<()> {
         array.store().url()
     );
     Ok(())
+}
+
+/// Reads a `.npy` file: `PATH: not a valid .npy file: ...` when it is malformed,
+/// `PATH: ...` when it holds what zarrflow does not support.
+fn read_npy(path: &Path) -> Result<Npy> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| CliError::new(format!("cannot read {}: {e}", path.display())))?;
+    npy::read_npy_vec(bytes).map_err(|e| {
+        if e.is_unsupported() {
+            CliError::new(format!("{}: {e}", path.display()))
+        } else {
+            CliError::new(format!("{}: not a valid .npy file: {e}", path.display()))
+        }
+    })
 }

@@ -1,60 +1,7 @@
-//! Values on the command line and on the screen: bare fill-value strings to bytes, and bytes
-//! to readable JSON-like text.
+//! Values on the screen: element bytes to readable JSON-like text (command-line values are
+//! parsed in [`crate::parse`]).
 
 use half::f16;
-use serde_json::Value;
-use zarrs::array::DataType;
-use zarrs::metadata::FillValueMetadata;
-
-use crate::error::{CliError, Result};
-
-/// The zarr.json fill-value JSON of a bare command-line string: numbers, `true`/`false`,
-/// `null`, lists and quoted strings are parsed as JSON; any other word (`NaN`, `-Infinity`,
-/// `0x7fc00000`) is a JSON string.
-pub fn bare_to_json(text: &str) -> Value {
-    let t = text.trim();
-    match serde_json::from_str::<Value>(t) {
-        Ok(v) => v,
-        Err(_) => Value::String(t.to_string()),
-    }
-}
-
-/// The fill-value metadata of a bare string.
-pub fn bare_to_metadata(text: &str) -> Result<FillValueMetadata> {
-    let json = bare_to_json(text);
-    serde_json::from_value(json.clone())
-        .map_err(|e| CliError::usage(format!("invalid value {json}: {e}")))
-}
-
-/// The native-endian bytes of one element given as a bare string.
-pub fn value_bytes(data_type: &DataType, name: &str, text: &str) -> Result<Vec<u8>> {
-    let meta = bare_to_metadata(text)?;
-    let fill = data_type.fill_value_v3(&meta).map_err(|_| {
-        CliError::usage(format!(
-            "`{text}` is not a valid value for data type {name} (expected {})",
-            expected_form(name)
-        ))
-    })?;
-    Ok(fill.as_ne_bytes().to_vec())
-}
-
-/// The fill-value forms a data type accepts, for error messages.
-fn expected_form(name: &str) -> String {
-    match name {
-        "bool" => "true or false".into(),
-        n if n.starts_with("int") || n.starts_with("uint") => {
-            format!("an integer in the range of {n}")
-        }
-        n if n.starts_with("float") || n == "bfloat16" => "a number, NaN, Infinity, -Infinity \
-             or a hexadecimal bit pattern such as 0x7fc00000"
-            .into(),
-        n if n.starts_with("complex") => "a pair [re, im] of numbers, NaN, Infinity, \
-             -Infinity or hexadecimal bit patterns, e.g. [1.5,-2.5] or [\"NaN\",0]"
-            .into(),
-        n if n.starts_with('r') => "a list of byte values such as [0,255]".into(),
-        _ => "a zarr.json fill-value form".into(),
-    }
-}
 
 /// How to print one element.
 #[derive(Debug, Clone, Copy)]
@@ -253,72 +200,6 @@ fn nested(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bare_strings_become_fill_value_json() {
-        assert_eq!(bare_to_json("0"), serde_json::json!(0));
-        assert_eq!(bare_to_json("-1"), serde_json::json!(-1));
-        assert_eq!(bare_to_json("NaN"), serde_json::json!("NaN"));
-        assert_eq!(bare_to_json("-Infinity"), serde_json::json!("-Infinity"));
-        assert_eq!(bare_to_json("0x7fc00000"), serde_json::json!("0x7fc00000"));
-        assert_eq!(bare_to_json("[1.5,-2.5]"), serde_json::json!([1.5, -2.5]));
-        assert_eq!(
-            bare_to_json(r#"["NaN","Infinity"]"#),
-            serde_json::json!(["NaN", "Infinity"])
-        );
-        assert_eq!(
-            bare_to_json("18446744073709551615"),
-            serde_json::json!(u64::MAX)
-        );
-        assert_eq!(bare_to_json("true"), serde_json::json!(true));
-    }
-
-    fn dt(name: &str) -> DataType {
-        let m = zarrs::metadata::v3::MetadataV3::new(name);
-        DataType::from_metadata(&m).unwrap()
-    }
-
-    #[test]
-    fn values_to_bytes() {
-        assert_eq!(
-            value_bytes(&dt("float32"), "float32", "1.5").unwrap(),
-            1.5f32.to_ne_bytes()
-        );
-        assert_eq!(
-            value_bytes(&dt("float32"), "float32", "0x7fc00001").unwrap(),
-            0x7fc00001u32.to_ne_bytes()
-        );
-        assert!(
-            f64::from_ne_bytes(arr8(
-                &value_bytes(&dt("float64"), "float64", "NaN").unwrap()
-            ))
-            .is_nan()
-        );
-        assert_eq!(
-            value_bytes(&dt("float64"), "float64", "-Infinity").unwrap(),
-            f64::NEG_INFINITY.to_ne_bytes()
-        );
-        assert_eq!(
-            value_bytes(&dt("uint64"), "uint64", "18446744073709551615").unwrap(),
-            u64::MAX.to_ne_bytes()
-        );
-        assert_eq!(value_bytes(&dt("int8"), "int8", "-1").unwrap(), [0xff]);
-        assert_eq!(value_bytes(&dt("bool"), "bool", "true").unwrap(), [1]);
-        let c = value_bytes(&dt("complex64"), "complex64", "[1.5,-2.5]").unwrap();
-        assert_eq!(&c[..4], 1.5f32.to_ne_bytes());
-        assert_eq!(&c[4..], (-2.5f32).to_ne_bytes());
-        let c = value_bytes(&dt("complex128"), "complex128", r#"["NaN","Infinity"]"#).unwrap();
-        assert_eq!(&c[8..], f64::INFINITY.to_ne_bytes());
-        for (t, v) in [
-            ("int8", "300"),
-            ("uint8", "-1"),
-            ("bool", "2"),
-            ("float32", "abc"),
-        ] {
-            let e = value_bytes(&dt(t), t, v).unwrap_err().to_string();
-            assert!(e.contains(t), "{e}");
-        }
-    }
 
     #[test]
     fn printing() {

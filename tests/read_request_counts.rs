@@ -5,7 +5,8 @@ mod common;
 
 use std::sync::Arc;
 
-use common::fixtures::{key, read_npy, test_data};
+use common::fixtures::{key, test_data};
+use common::read_npy;
 use object_store::local::LocalFileSystem;
 use zarrflow::array::{Array, ArrayOptions};
 use zarrflow::index::Selection;

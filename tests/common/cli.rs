@@ -1,8 +1,11 @@
-//! Helpers of the CLI tests: run the built `zarrflow` binary and check its outputs.
-#![allow(dead_code)]
+//! Helpers of the CLI tests: run the built `zarrflow` binary and check its outputs
+//! (`mod common; use common::cli::*;`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
+
+#[allow(unused_imports)] // not every test crate uses both
+pub use super::{read_npy, write_npy};
 
 /// The built binary.
 pub const BIN: &str = env!("CARGO_BIN_EXE_zarrflow");
@@ -22,6 +25,7 @@ pub fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     Command::new(BIN)
         .args(args)
         .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LOG")
         .output()
         .expect("the zarrflow binary runs")
 }
@@ -63,67 +67,6 @@ pub fn fails<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
     assert!(err.starts_with("zarrflow: error: "), "{err:?}");
     assert!(!err.contains("panicked"), "{err:?}");
     err.trim_end().to_string()
-}
-
-/// A parsed `.npy` file: (descr, shape, data).
-pub fn read_npy(path: &Path) -> (String, Vec<u64>, Vec<u8>) {
-    let b = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert_eq!(&b[..6], b"\x93NUMPY");
-    let (hlen, start) = if b[6] == 1 {
-        (u16::from_le_bytes([b[8], b[9]]) as usize, 10)
-    } else {
-        (u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize, 12)
-    };
-    let header = std::str::from_utf8(&b[start..start + hlen]).unwrap();
-    let descr = header
-        .split("'descr': '")
-        .nth(1)
-        .unwrap()
-        .split('\'')
-        .next()
-        .unwrap()
-        .to_string();
-    let shape_s = header
-        .split("'shape': (")
-        .nth(1)
-        .unwrap()
-        .split(')')
-        .next()
-        .unwrap();
-    let shape = shape_s
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().unwrap())
-        .collect();
-    (descr, shape, b[start + hlen..].to_vec())
-}
-
-/// Writes a little-endian C-order `.npy` file.
-pub fn write_npy(path: &Path, descr: &str, shape: &[u64], data: &[u8]) {
-    let shape_s = match shape {
-        [] => "()".to_string(),
-        [n] => format!("({n},)"),
-        _ => format!(
-            "({})",
-            shape
-                .iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape_s}, }}")
-        .into_bytes();
-    while !(10 + dict.len() + 1).is_multiple_of(64) {
-        dict.push(b' ');
-    }
-    dict.push(b'\n');
-    let mut file = b"\x93NUMPY\x01\x00".to_vec();
-    file.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-    file.extend_from_slice(&dict);
-    file.extend_from_slice(data);
-    std::fs::write(path, file).unwrap();
 }
 
 /// The manifest.

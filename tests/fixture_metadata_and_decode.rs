@@ -8,7 +8,8 @@
 
 mod common;
 
-use common::fixtures::{entries, key, read_all, read_npy, test_data};
+use common::fixtures::{entries, key, read_all, test_data};
+use common::read_npy;
 use serde_json::Value;
 use zarrflow::codec::CodecError;
 use zarrflow::hierarchy::{ArrayNode, Group, NodeKind};

@@ -1,0 +1,453 @@
+//! Every command-line value parser, in one place.
+//!
+//! Values that stand on their own (shapes, `--codec`, `--dimension-names`, `--attributes`)
+//! are parsed by clap through the `value_parser`s in `cli.rs`: a bad one is a usage error
+//! (exit status 2) that names the option and the value, e.g. ``invalid value '10,x' for
+//! '--shape <SHAPE>': `x` is not a non-negative integer``. Values whose meaning depends on
+//! the array (the data type's name, fill values and `--value`, the SELECTION string) are
+//! parsed when the command runs, by the functions at the end of this file.
+
+use serde_json::{Map, Value};
+use zarrflow::index::Selection;
+use zarrflow::metadata::CodecSpec;
+use zarrs::array::DataType;
+use zarrs::metadata::FillValueMetadata;
+use zarrs::metadata::v3::MetadataV3;
+
+use crate::error::{CliError, Result};
+
+// ---- clap value parsers ----------------------------------------------------------------------
+
+/// A shape: `100,200` or `[100, 200]`; empty for rank 0.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Shape(pub Vec<u64>);
+
+/// Parses a shape (`--shape`, `--chunks`, `--shards`).
+pub fn parse_shape(text: &str) -> Result<Shape, String> {
+    let t = text.trim();
+    let t = t
+        .strip_prefix('[')
+        .and_then(|s| s.strip_suffix(']'))
+        .unwrap_or(t)
+        .trim();
+    if t.is_empty() {
+        return Ok(Shape(Vec::new()));
+    }
+    t.split(',')
+        .map(|p| {
+            p.trim().parse::<u64>().map_err(|_| {
+                format!(
+                    "`{}` is not a non-negative integer (expected e.g. 100,200)",
+                    p.trim()
+                )
+            })
+        })
+        .collect::<Result<Vec<u64>, String>>()
+        .map(Shape)
+}
+
+/// The compressor of `--codec`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Compressor {
+    /// `none`.
+    None,
+    /// `zstd[:LEVEL]`.
+    Zstd(i32),
+    /// `gzip[:LEVEL]`.
+    Gzip(u32),
+    /// `blosc[:CNAME[:LEVEL]]`.
+    Blosc {
+        /// The blosc compressor.
+        cname: &'static str,
+        /// Its level.
+        level: u32,
+    },
+}
+
+/// The blosc compressors.
+const BLOSC_CNAMES: [&str; 5] = ["blosclz", "lz4", "lz4hc", "zlib", "zstd"];
+
+impl Compressor {
+    /// The (inner) chunk codecs: `bytes` (little-endian), then the compressor. Blosc's type
+    /// size and shuffle follow `element_size`; without one (a copy of arrays of several
+    /// types) they are left for the library to set per array.
+    pub fn codecs(&self, element_size: Option<usize>) -> Vec<CodecSpec> {
+        let mut codecs = vec![CodecSpec::bytes()];
+        match *self {
+            Compressor::None => {}
+            Compressor::Zstd(level) => codecs.push(CodecSpec::zstd(level)),
+            Compressor::Gzip(level) => codecs.push(CodecSpec::gzip(level)),
+            Compressor::Blosc { cname, level } => codecs.push(match element_size {
+                Some(size) => CodecSpec::blosc(cname, level, size),
+                None => CodecSpec::blosc_per_array(cname, level),
+            }),
+        }
+        codecs
+    }
+}
+
+fn parse_level(text: &str, range: std::ops::RangeInclusive<i64>) -> Result<i64, String> {
+    text.parse::<i64>()
+        .ok()
+        .filter(|l| range.contains(l))
+        .ok_or_else(|| {
+            format!(
+                "level `{text}` is not an integer in {}..={}",
+                range.start(),
+                range.end()
+            )
+        })
+}
+
+/// Parses `--codec`: `zstd[:LEVEL]`, `gzip[:LEVEL]`, `blosc[:CNAME[:LEVEL]]` or `none`.
+pub fn parse_codec(text: &str) -> Result<Compressor, String> {
+    let parts: Vec<&str> = text.trim().split(':').collect();
+    Ok(match parts.as_slice() {
+        ["none"] => Compressor::None,
+        ["zstd", rest @ ..] if rest.len() <= 1 => Compressor::Zstd(match rest.first() {
+            Some(l) => parse_level(l, -131072..=22)? as i32,
+            None => 0,
+        }),
+        ["gzip", rest @ ..] if rest.len() <= 1 => Compressor::Gzip(match rest.first() {
+            Some(l) => parse_level(l, 0..=9)? as u32,
+            None => 5,
+        }),
+        ["blosc", rest @ ..] if rest.len() <= 2 => {
+            let name = rest.first().copied().unwrap_or("zstd");
+            let cname = BLOSC_CNAMES
+                .into_iter()
+                .find(|c| *c == name)
+                .ok_or_else(|| {
+                    format!("unknown blosc compressor `{name}` (blosclz, lz4, lz4hc, zlib or zstd)")
+                })?;
+            let level = match rest.get(1) {
+                Some(l) => parse_level(l, 0..=9)? as u32,
+                None => 5,
+            };
+            Compressor::Blosc { cname, level }
+        }
+        _ => {
+            return Err(
+                "expected zstd[:LEVEL], gzip[:LEVEL], blosc[:CNAME[:LEVEL]] or none".into(),
+            );
+        }
+    })
+}
+
+/// `--dimension-names`: `y,x` (an empty name is null) or a JSON list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DimensionNames {
+    /// The empty string: no names for a 0-d array, one null name otherwise.
+    Empty,
+    /// The names, in order.
+    Names(Vec<Option<String>>),
+}
+
+impl DimensionNames {
+    /// The names for an array of `rank` dimensions.
+    pub fn for_rank(&self, rank: usize) -> Vec<Option<String>> {
+        match self {
+            DimensionNames::Empty if rank == 0 => Vec::new(),
+            DimensionNames::Empty => vec![None],
+            DimensionNames::Names(names) => names.clone(),
+        }
+    }
+}
+
+/// Parses `--dimension-names`.
+pub fn parse_dimension_names(text: &str) -> Result<DimensionNames, String> {
+    let t = text.trim();
+    if t.starts_with('[') {
+        return serde_json::from_str::<Vec<Option<String>>>(t)
+            .map(DimensionNames::Names)
+            .map_err(|e| format!("not a JSON list of strings and nulls: {e}"));
+    }
+    if t.is_empty() {
+        return Ok(DimensionNames::Empty);
+    }
+    Ok(DimensionNames::Names(
+        t.split(',')
+            .map(|n| {
+                let n = n.trim();
+                (!n.is_empty()).then(|| n.to_string())
+            })
+            .collect(),
+    ))
+}
+
+/// Parses `--attributes` (a JSON object).
+pub fn parse_attributes(text: &str) -> Result<Map<String, Value>, String> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(o)) => Ok(o),
+        Ok(other) => {
+            let kind = match other {
+                Value::Null => "null",
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number",
+                Value::String(_) => "a string",
+                _ => "an array",
+            };
+            Err(format!("must be a JSON object, not {kind}"))
+        }
+        Err(e) => Err(format!("not valid JSON: {e}")),
+    }
+}
+
+// ---- values parsed when the command runs ----------------------------------------------------
+
+/// The data type of `--dtype` (given to `ArraySpec::new`), with a one-line error naming it.
+pub fn data_type_of(meta: &MetadataV3) -> Result<DataType> {
+    DataType::from_metadata(meta)
+        .map_err(|e| CliError::usage(format!("unsupported data type `{}`: {e}", meta.name())))
+}
+
+/// Parses a SELECTION (its meaning depends on --oindex / --vindex and the array).
+pub fn parse_selection(text: &str) -> Result<Selection> {
+    Selection::parse(text).map_err(|e| CliError::usage(format!("selection `{text}`: {e}")))
+}
+
+/// The zarr.json fill-value JSON of a bare command-line string: numbers, `true`/`false`,
+/// `null`, lists and quoted strings are parsed as JSON; any other word (`NaN`, `-Infinity`,
+/// `0x7fc00000`) is a JSON string.
+pub fn bare_to_json(text: &str) -> Value {
+    let t = text.trim();
+    match serde_json::from_str::<Value>(t) {
+        Ok(v) => v,
+        Err(_) => Value::String(t.to_string()),
+    }
+}
+
+/// The fill-value metadata of a bare string.
+pub fn bare_to_metadata(text: &str) -> Result<FillValueMetadata> {
+    let json = bare_to_json(text);
+    serde_json::from_value(json.clone())
+        .map_err(|e| CliError::usage(format!("invalid value {json}: {e}")))
+}
+
+/// The native-endian bytes of one element given as a bare string (`--fill-value`,
+/// `--value`).
+pub fn value_bytes(data_type: &DataType, name: &str, text: &str) -> Result<Vec<u8>> {
+    let meta = bare_to_metadata(text)?;
+    let fill = data_type.fill_value_v3(&meta).map_err(|_| {
+        CliError::usage(format!(
+            "`{text}` is not a valid value for data type {name} (expected {})",
+            expected_form(name)
+        ))
+    })?;
+    Ok(fill.as_ne_bytes().to_vec())
+}
+
+/// The fill-value forms a data type accepts, for error messages.
+fn expected_form(name: &str) -> String {
+    match name {
+        "bool" => "true or false".into(),
+        n if n.starts_with("int") || n.starts_with("uint") => {
+            format!("an integer in the range of {n}")
+        }
+        n if n.starts_with("float") || n == "bfloat16" => "a number, NaN, Infinity, -Infinity \
+             or a hexadecimal bit pattern such as 0x7fc00000"
+            .into(),
+        n if n.starts_with("complex") => "a pair [re, im] of numbers, NaN, Infinity, \
+             -Infinity or hexadecimal bit patterns, e.g. [1.5,-2.5] or [\"NaN\",0]"
+            .into(),
+        n if n.starts_with('r') => "a list of byte values such as [0,255]".into(),
+        _ => "a zarr.json fill-value form".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    use crate::cli::{Cli, Command};
+
+    /// The message clap gives for `zarrflow create a.zarr ARGS...`, or the parsed arguments.
+    fn create(args: &[&str]) -> std::result::Result<crate::cli::CreateArgs, String> {
+        let mut all = vec!["zarrflow", "create", "a.zarr"];
+        all.extend_from_slice(args);
+        match Cli::try_parse_from(all) {
+            Ok(Cli {
+                command: Command::Create(c),
+                ..
+            }) => Ok(c),
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => {
+                assert_eq!(e.exit_code(), 2);
+                Err(e.render().to_string())
+            }
+        }
+    }
+
+    #[test]
+    fn shapes() {
+        assert_eq!(parse_shape("100,200").unwrap().0, vec![100, 200]);
+        assert_eq!(parse_shape(" [3, 4] ").unwrap().0, vec![3, 4]);
+        assert_eq!(parse_shape("").unwrap().0, Vec::<u64>::new());
+        assert_eq!(parse_shape("[]").unwrap().0, Vec::<u64>::new());
+        assert_eq!(parse_shape("0").unwrap().0, vec![0]);
+        let e = parse_shape("10,-2").unwrap_err();
+        assert!(e.contains("`-2`"), "{e}");
+        // through clap: a usage error naming the option and the value
+        let e = create(&["--shape", "10,-2", "--dtype", "int8"]).unwrap_err();
+        assert!(
+            e.contains("--shape") && e.contains("10,-2") && e.contains("`-2`"),
+            "{e}"
+        );
+        let c = create(&["--shape", "", "--dtype", "float64"]).unwrap();
+        assert_eq!(c.shape, Shape(vec![]));
+        let c = create(&["--shape", "4,4", "--dtype", "int8", "--chunks", "2,2"]).unwrap();
+        assert_eq!(c.layout.chunks, Some(Shape(vec![2, 2])));
+        let e = create(&["--shape", "4", "--dtype", "int8", "--shards", "x"]).unwrap_err();
+        assert!(e.contains("--shards") && e.contains("`x`"), "{e}");
+    }
+
+    #[test]
+    fn codecs() {
+        let c = parse_codec("zstd:5").unwrap();
+        assert_eq!(c, Compressor::Zstd(5));
+        let specs = c.codecs(Some(4));
+        assert_eq!(specs.len(), 2);
+        assert_eq!(specs[1].name, "zstd");
+        assert_eq!(parse_codec("none").unwrap().codecs(Some(4)).len(), 1);
+        assert_eq!(parse_codec("gzip").unwrap(), Compressor::Gzip(5));
+        assert_eq!(parse_codec("zstd").unwrap(), Compressor::Zstd(0));
+        let b = parse_codec("blosc:lz4:9").unwrap();
+        let cfg = b.codecs(Some(2))[1].to_value();
+        assert_eq!(cfg["configuration"]["cname"], "lz4");
+        assert_eq!(cfg["configuration"]["typesize"], 2);
+        let per_array = b.codecs(None)[1].to_value();
+        assert!(per_array["configuration"].get("typesize").is_none());
+        assert_eq!(
+            parse_codec("blosc").unwrap(),
+            Compressor::Blosc {
+                cname: "zstd",
+                level: 5
+            }
+        );
+        for bad in [
+            "gzip:12",
+            "blosc:snappy",
+            "lzma",
+            "zstd:1:2",
+            "blosc:lz4:x",
+            "",
+        ] {
+            assert!(parse_codec(bad).is_err(), "{bad}");
+        }
+        let e = create(&["--shape", "4", "--dtype", "int8", "--codec", "zstd:99"]).unwrap_err();
+        assert!(e.contains("--codec") && e.contains("`99`"), "{e}");
+    }
+
+    #[test]
+    fn names_and_attributes() {
+        let names = parse_dimension_names("y,,x").unwrap();
+        assert_eq!(
+            names.for_rank(3),
+            vec![Some("y".into()), None, Some("x".into())]
+        );
+        assert_eq!(
+            parse_dimension_names(r#"["a", null]"#).unwrap().for_rank(2),
+            vec![Some("a".into()), None]
+        );
+        let empty = parse_dimension_names("").unwrap();
+        assert!(empty.for_rank(0).is_empty());
+        assert_eq!(empty.for_rank(1), vec![None]);
+        assert!(parse_dimension_names("[1]").is_err());
+        assert!(parse_attributes("[1]").unwrap_err().contains("JSON object"));
+        assert!(parse_attributes("{").is_err());
+        assert_eq!(parse_attributes(r#"{"a": 1}"#).unwrap()["a"], 1);
+        let e = create(&["--shape", "4", "--dtype", "int8", "--attributes", "3"]).unwrap_err();
+        assert!(
+            e.contains("--attributes") && e.contains("JSON object"),
+            "{e}"
+        );
+        // a refused value that spans lines is still reported on one line
+        let args = [
+            "zarrflow", "create", "a.zarr", "--shape", "4", "--dtype", "int8",
+        ];
+        let e = Cli::try_parse_from(
+            args.iter()
+                .copied()
+                .chain(["--attributes", "{\n\n\"a\": }"]),
+        )
+        .unwrap_err();
+        let line = crate::usage_message(&e);
+        assert!(
+            !line.contains('\n')
+                && line.contains("'--attributes <JSON>': not valid JSON")
+                && line.ends_with("(see --help)"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn bare_strings_become_fill_value_json() {
+        assert_eq!(bare_to_json("0"), serde_json::json!(0));
+        assert_eq!(bare_to_json("-1"), serde_json::json!(-1));
+        assert_eq!(bare_to_json("NaN"), serde_json::json!("NaN"));
+        assert_eq!(bare_to_json("-Infinity"), serde_json::json!("-Infinity"));
+        assert_eq!(bare_to_json("0x7fc00000"), serde_json::json!("0x7fc00000"));
+        assert_eq!(bare_to_json("[1.5,-2.5]"), serde_json::json!([1.5, -2.5]));
+        assert_eq!(
+            bare_to_json(r#"["NaN","Infinity"]"#),
+            serde_json::json!(["NaN", "Infinity"])
+        );
+        assert_eq!(
+            bare_to_json("18446744073709551615"),
+            serde_json::json!(u64::MAX)
+        );
+        assert_eq!(bare_to_json("true"), serde_json::json!(true));
+    }
+
+    fn dt(name: &str) -> DataType {
+        data_type_of(&MetadataV3::new(name)).unwrap()
+    }
+
+    #[test]
+    fn values_to_bytes() {
+        assert_eq!(
+            value_bytes(&dt("float32"), "float32", "1.5").unwrap(),
+            1.5f32.to_ne_bytes()
+        );
+        assert_eq!(
+            value_bytes(&dt("float32"), "float32", "0x7fc00001").unwrap(),
+            0x7fc00001u32.to_ne_bytes()
+        );
+        let nan = value_bytes(&dt("float64"), "float64", "NaN").unwrap();
+        assert!(f64::from_ne_bytes(nan.try_into().unwrap()).is_nan());
+        assert_eq!(
+            value_bytes(&dt("float64"), "float64", "-Infinity").unwrap(),
+            f64::NEG_INFINITY.to_ne_bytes()
+        );
+        assert_eq!(
+            value_bytes(&dt("uint64"), "uint64", "18446744073709551615").unwrap(),
+            u64::MAX.to_ne_bytes()
+        );
+        assert_eq!(value_bytes(&dt("int8"), "int8", "-1").unwrap(), [0xff]);
+        assert_eq!(value_bytes(&dt("bool"), "bool", "true").unwrap(), [1]);
+        let c = value_bytes(&dt("complex64"), "complex64", "[1.5,-2.5]").unwrap();
+        assert_eq!(&c[..4], 1.5f32.to_ne_bytes());
+        assert_eq!(&c[4..], (-2.5f32).to_ne_bytes());
+        let c = value_bytes(&dt("complex128"), "complex128", r#"["NaN","Infinity"]"#).unwrap();
+        assert_eq!(&c[8..], f64::INFINITY.to_ne_bytes());
+        for (t, v) in [
+            ("int8", "300"),
+            ("uint8", "-1"),
+            ("bool", "2"),
+            ("float32", "abc"),
+        ] {
+            let e = value_bytes(&dt(t), t, v).unwrap_err().to_string();
+            assert!(e.contains(t), "{e}");
+        }
+        assert!(data_type_of(&MetadataV3::new("float99")).is_err());
+    }
+
+    #[test]
+    fn selections() {
+        assert_eq!(parse_selection("1:3, ::2").unwrap().items().len(), 2);
+        let e = parse_selection("1:2:3:4").unwrap_err();
+        assert!(e.to_string().contains("selection `1:2:3:4`"), "{e}");
+        assert_eq!(e.exit_code(), 2);
+    }
+}
