@@ -26,7 +26,7 @@ impl ShardIndex {
         }
     }
 
-    /// Build from raw `(offset, nbytes)` pairs (no validation; see [`ShardIndexCodec::decode`]).
+    /// Build from raw `(offset, nbytes)` pairs (no validation; see [`ShardIndexCodec::decode`](super::ShardIndexCodec::decode)).
     pub fn from_entries(chunks_per_shard: &[u64], entries: Vec<u64>) -> Option<Self> {
         (entries.len() as u64 == 2 * num_elements(chunks_per_shard)).then(|| ShardIndex {
             chunks_per_shard: chunks_per_shard.to_vec(),

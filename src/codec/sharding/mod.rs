@@ -1,7 +1,8 @@
 //! zarrflow's own `sharding_indexed` layer, split like zarrs' `sharding/`: the configuration
-//! ([`config`]), the decoded index ([`index`]), the index codec ([`index_codec`]), size and
-//! fill helpers ([`helpers`]), and here the layer itself: whole-shard encode, assemble and
-//! decode. zarrs supplies only the codec chains.
+//! (`config.rs`: [`ShardingConfig`]), the decoded index (`index.rs`: [`ShardIndex`]), the
+//! index codec (`index_codec.rs`: [`ShardIndexCodec`]), size and fill helpers (`helpers.rs`),
+//! and here the layer itself ([`Sharding`]): whole-shard encode, assemble and decode. zarrs
+//! supplies only the codec chains.
 
 mod config;
 mod helpers;
