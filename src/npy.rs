@@ -1053,25 +1053,7 @@ mod tests {
 
     /// Every data type zarrflow has, with a raw type of 1 and of 3 bytes.
     fn every_type() -> Vec<DataType> {
-        let mut types: Vec<DataType> = [
-            "bool",
-            "int8",
-            "int16",
-            "int32",
-            "int64",
-            "uint8",
-            "uint16",
-            "uint32",
-            "uint64",
-            "float16",
-            "float32",
-            "float64",
-            "complex64",
-            "complex128",
-        ]
-        .iter()
-        .map(|n| n.parse().unwrap())
-        .collect();
+        let mut types: Vec<DataType> = DataType::NAMED.to_vec();
         types.push(DataType::Raw { bits: 8 });
         types.push(DataType::Raw { bits: 24 });
         types

@@ -22,7 +22,7 @@ use zarrflow::sel;
 use zarrflow::store::wrappers::{
     CountingStore, FaultConfig, FaultStore, RequestKind, RequestRecord,
 };
-use zarrflow::store::{Store, StoreKey, StoreOptions};
+use zarrflow::store::{Store, StoreOptions};
 
 fn local_store() -> (Store, CountingStore<LocalFileSystem>) {
     let (dir, _) = test_data().expect("test-data");
@@ -415,24 +415,7 @@ async fn an_empty_selection_explains_nothing() {
 // ---- writes -------------------------------------------------------------------------
 
 async fn memory_array(spec: ArraySpec) -> (Array, CountingStore<InMemory>) {
-    let counting = CountingStore::new(InMemory::new());
-    let store = Store::from_object_store(
-        Arc::new(counting.clone()),
-        "",
-        "memory://explain",
-        StoreOptions::default(),
-    )
-    .unwrap();
-    let a = Array::create(
-        &store,
-        &StoreKey::new("a").unwrap(),
-        &spec,
-        ArrayOptions::default(),
-    )
-    .await
-    .unwrap();
-    counting.reset();
-    (a, counting)
+    common::counted_memory_array(&spec).await
 }
 
 /// uint16 [8, 16], shards [4, 8], inner chunks [2, 4].

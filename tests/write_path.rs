@@ -1,7 +1,7 @@
 //! The write path: request counts, byte reuse of untouched inner chunks, fill elision,
 //! semantics (broadcast, last-wins, checks before any write), batches and concurrency.
 
-use std::sync::Arc;
+mod common;
 
 use bytes::Bytes;
 use ndarray::{ArrayD, IxDyn, array};
@@ -10,28 +10,11 @@ use zarrflow::array::{Array, ArrayError, ArrayOptions};
 use zarrflow::codec::ShardIndex;
 use zarrflow::metadata::ArraySpec;
 use zarrflow::sel;
+use zarrflow::store::StoreKey;
 use zarrflow::store::wrappers::{CountingStore, RequestKind};
-use zarrflow::store::{Store, StoreKey, StoreOptions};
 
 async fn setup(spec: ArraySpec) -> (Array, CountingStore<InMemory>) {
-    let counting = CountingStore::new(InMemory::new());
-    let store = Store::from_object_store(
-        Arc::new(counting.clone()),
-        "",
-        "memory://w",
-        StoreOptions::default(),
-    )
-    .unwrap();
-    let a = Array::create(
-        &store,
-        &StoreKey::new("a").unwrap(),
-        &spec,
-        ArrayOptions::default(),
-    )
-    .await
-    .unwrap();
-    counting.reset();
-    (a, counting)
+    common::counted_memory_array(&spec).await
 }
 
 /// uint16 [8, 16], shards [4, 8], inner chunks [2, 4], zstd inside, index at the end.

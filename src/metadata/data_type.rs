@@ -77,6 +77,10 @@ const NAMED: [DataType; 14] = [
 const MAX_RAW_BITS: u32 = 8 << 20;
 
 impl DataType {
+    /// Every data type with a fixed name (all but the raw `r<bits>` types), in the order
+    /// messages list them.
+    pub const NAMED: [DataType; 14] = NAMED;
+
     /// The Zarr v3 name (`"float32"`, `"r16"`, ...). Raw types have no static name: see
     /// [`Display`](fmt::Display) for theirs.
     pub const fn name(&self) -> &'static str {

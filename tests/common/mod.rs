@@ -128,3 +128,33 @@ pub fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out.sort();
     out
 }
+
+/// An array created from `spec` at `a` in a fresh in-memory store behind a request counter
+/// (reset after the creation), for tests that count a write's or read's requests.
+pub async fn counted_memory_array(
+    spec: &zarrflow::metadata::ArraySpec,
+) -> (
+    zarrflow::array::Array,
+    zarrflow::store::wrappers::CountingStore<object_store::memory::InMemory>,
+) {
+    use zarrflow::store::{Store, StoreKey};
+    let counting =
+        zarrflow::store::wrappers::CountingStore::new(object_store::memory::InMemory::new());
+    let store = Store::from_object_store(
+        std::sync::Arc::new(counting.clone()),
+        "",
+        "memory://counted",
+        StoreOptions::default(),
+    )
+    .unwrap();
+    let a = zarrflow::array::Array::create(
+        &store,
+        &StoreKey::new("a").unwrap(),
+        spec,
+        zarrflow::array::ArrayOptions::default(),
+    )
+    .await
+    .unwrap();
+    counting.reset();
+    (a, counting)
+}
