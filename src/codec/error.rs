@@ -146,4 +146,12 @@ pub enum CodecError {
         /// What was attempted.
         context: String,
     },
+    /// A buffer could not be allocated (the allocator refused it).
+    #[error("cannot allocate {bytes} bytes for {what}")]
+    Allocation {
+        /// What the buffer was for.
+        what: &'static str,
+        /// Its size.
+        bytes: u64,
+    },
 }

@@ -146,26 +146,43 @@ impl Sharding {
             encoded.len(),
             num_elements(&cps) as usize,
         )?;
+        // Offsets first (they only depend on the lengths), then one buffer of exactly the
+        // shard's size: no growth copies, no second copy to join body and index.
         let mut index = ShardIndex::new_empty(&cps);
         let base = match index_codec.location() {
             IndexLocation::Start => index_codec.encoded_size(),
             IndexLocation::End => 0,
         };
-        let mut body: Vec<u8> = Vec::new();
+        let mut body_len = 0u64;
         for (i, enc) in encoded.iter().enumerate() {
             let Some(enc) = enc else { continue };
-            let off = base + body.len() as u64;
+            let off = base + body_len;
             index.set(i, Some(off..off + enc.len() as u64));
-            body.extend_from_slice(enc);
+            body_len += enc.len() as u64;
         }
         if index.all_empty() {
             return Ok(None);
         }
         let enc_index = index_codec.encode(&index)?;
-        Ok(Some(match index_codec.location() {
-            IndexLocation::Start => [enc_index, body].concat(),
-            IndexLocation::End => [body, enc_index].concat(),
-        }))
+        let total = body_len + enc_index.len() as u64;
+        let mut shard = Vec::new();
+        usize::try_from(total)
+            .ok()
+            .and_then(|n| shard.try_reserve_exact(n).ok())
+            .ok_or(CodecError::Allocation {
+                what: "an assembled shard",
+                bytes: total,
+            })?;
+        if index_codec.location() == IndexLocation::Start {
+            shard.extend_from_slice(&enc_index);
+        }
+        for enc in encoded.iter().flatten() {
+            shard.extend_from_slice(enc);
+        }
+        if index_codec.location() == IndexLocation::End {
+            shard.extend_from_slice(&enc_index);
+        }
+        Ok(Some(shard))
     }
 
     /// Encode a shard, writing an index-only shard when every inner chunk is empty.
