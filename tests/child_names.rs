@@ -245,3 +245,54 @@ fn overwriting_a_child_with_a_hash_in_its_name_removes_it_whole() {
     })
     .unwrap();
 }
+
+/// zarr-python (the `.venv` of `scripts/python-env.sh`) lists and reads the children zarrflow
+/// wrote under these names, and zarrflow lists and reads the ones zarr-python wrote: both
+/// store a child under its name as it is.
+#[test]
+fn zarr_python_and_zarrflow_agree_on_the_names() {
+    let python = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "run scripts/python-env.sh (scripts/test.sh does)"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let ours = tmp.path().join("ours.zarr");
+    let theirs = tmp.path().join("theirs.zarr");
+    zarrflow::block_on(async {
+        populate(&Store::open(ours.to_str().unwrap(), StoreOptions::default()).unwrap()).await;
+    })
+    .unwrap();
+    // zarr-python: check ours (members and values), then write theirs the same way
+    let script = r#"
+import json, sys, zarr
+names, ours, theirs = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
+g = zarr.open_group(ours, mode="r")
+assert sorted(k for k, _ in g.members()) == sorted(names), sorted(k for k, _ in g.members())
+for i, n in enumerate(names):
+    a = g[n + "/inner"] if i % 3 == 0 else g[n]
+    assert (a[:] == i).all(), (n, a[:])
+t = zarr.open_group(theirs, mode="w")
+for i, n in enumerate(names):
+    parent = t.create_group(n) if i % 3 == 0 else t
+    a = parent.create_array("inner" if i % 3 == 0 else n, shape=(4,), chunks=(2,), dtype="int32")
+    a[:] = i
+print("ok")
+"#;
+    let out = std::process::Command::new(&python)
+        .args(["-c", script])
+        .arg(serde_json::to_string(NAMES).unwrap())
+        .arg(&ours)
+        .arg(&theirs)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok",
+        "zarr-python: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    zarrflow::block_on(async {
+        check(&Store::open(theirs.to_str().unwrap(), StoreOptions::default()).unwrap()).await;
+    })
+    .unwrap();
+}

@@ -307,6 +307,35 @@ fn memory_store_spellings_are_one_location() {
                 .await
                 .unwrap();
         }
+        // two private stores are two places, although both are shown as `memory://` (before,
+        // their equal URLs made this copy an "overlap")
+        let (first, second) = (Store::memory(), Store::memory());
+        copy(&src, &first, &Layout::keep(), &CopyOptions::default())
+            .await
+            .unwrap();
+        copy(&first, &second, &Layout::keep(), &CopyOptions::default())
+            .await
+            .unwrap();
+        let copied = Array::open_in(&second, &StoreKey::root(), ArrayOptions::default())
+            .await
+            .unwrap();
+        let back: Vec<i32> = copied
+            .view()
+            .read::<i32>()
+            .await
+            .unwrap()
+            .into_iter()
+            .collect();
+        assert_eq!(back, vec![1, 2, 3, 4]);
+        // while the same private store under two prefixes is one place
+        let res = copy(
+            &first,
+            &first.sub_store(&StoreKey::new("c").unwrap()),
+            &Layout::keep(),
+            &CopyOptions::default().with_overwrite(true),
+        )
+        .await;
+        assert!(matches!(res, Err(CopyError::Overlap { .. })), "{res:?}");
     })
     .unwrap();
 }

@@ -166,3 +166,68 @@ impl Store {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{StoreKey, StoreLocation};
+
+    fn location(url: &str) -> StoreLocation {
+        Store::open(url, StoreOptions::default())
+            .unwrap()
+            .location()
+    }
+
+    #[test]
+    fn spellings_of_one_place_have_one_location() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::create_dir(dir.join("src.zarr")).unwrap();
+        std::os::unix::fs::symlink(dir.join("src.zarr"), dir.join("alias")).unwrap();
+        let abs = dir.display();
+        let want = StoreLocation::Local(dir.join("src.zarr"));
+        for url in [
+            format!("{abs}/src.zarr"),
+            format!("{abs}/./src.zarr/"),
+            format!("{abs}/alias/../src.zarr"),
+            format!("{abs}/alias"),
+            format!("file://{abs}/src.zarr"),
+            format!("file://{abs}/%73rc.zarr"),
+            format!("file://{abs}/x/%2E%2E/src.zarr"),
+            format!("file://{abs}/alias/"),
+        ] {
+            assert_eq!(location(&url), want, "{url}");
+        }
+        // the missing part is normalised too
+        assert_eq!(
+            location(&format!("{abs}/alias/new/../x")),
+            StoreLocation::Local(dir.join("src.zarr/x"))
+        );
+        assert_eq!(
+            location("s3://bucket/a%20b/"),
+            location("s3a://bucket/a b"),
+            "decoded, one scheme"
+        );
+        assert_ne!(location("s3://bucket/a"), location("s3://other/a"));
+        assert_eq!(
+            location("memory://loc-test/%61"),
+            Store::memory_named("loc-test")
+                .sub_store(&StoreKey::new("a").unwrap())
+                .location()
+        );
+        let private = Store::memory();
+        assert_ne!(private.location(), Store::memory().location());
+        assert!(
+            private
+                .location()
+                .contains(&private.sub_store(&StoreKey::new("x").unwrap()).location())
+        );
+    }
+
+    #[test]
+    fn keys_are_backend_paths_as_they_are() {
+        let store = Store::open("memory://key-paths/p%25", StoreOptions::default()).unwrap();
+        let key = StoreKey::new("a b/c#d/100%/x?").unwrap();
+        assert_eq!(store.path(&key).as_ref(), "p%/a b/c#d/100%/x?");
+    }
+}
