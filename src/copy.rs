@@ -109,7 +109,8 @@ impl Layout {
 pub struct CopyOptions {
     /// Units (destination shards or chunks) copied at once. Default: the number of cores.
     pub jobs: usize,
-    /// Replace a node at the destination (everything under it is deleted first).
+    /// Replace a node at the destination (everything under it is deleted first, its
+    /// metadata before its data).
     pub overwrite: bool,
     /// Execution options of the source and destination arrays.
     pub array_options: ArrayOptions,
@@ -178,7 +179,8 @@ pub enum CopyError {
     /// The source and destination are the same location, or one is inside the other
     /// (compared as [`StoreLocation`]s: decoded, canonical). Nothing was read or written.
     #[error(
-        "SRC {src} and DST {dst} overlap ({src_location} and {dst_location}); copy to a separate location"
+        "SRC {src} and DST {dst} overlap: {}; copy to a separate location",
+        overlap(src_location, dst_location)
     )]
     Overlap {
         /// The source's URL.
@@ -186,9 +188,9 @@ pub enum CopyError {
         /// The destination's URL.
         dst: String,
         /// Where the source is.
-        src_location: StoreLocation,
+        src_location: Box<StoreLocation>,
         /// Where the destination is.
-        dst_location: StoreLocation,
+        dst_location: Box<StoreLocation>,
     },
     /// A node exists at the destination and [`CopyOptions::overwrite`] is off.
     #[error("a node already exists at {url}")]
@@ -231,6 +233,17 @@ pub enum CopyError {
     /// Opening the source or creating the destination failed.
     #[error(transparent)]
     Array(Box<ArrayError>),
+}
+
+/// How two overlapping locations overlap, for [`CopyError::Overlap`]'s message.
+fn overlap(src: &StoreLocation, dst: &StoreLocation) -> String {
+    if src == dst {
+        format!("both are {src}")
+    } else if src.contains(dst) {
+        format!("{dst} is inside {src}")
+    } else {
+        format!("{src} is inside {dst}")
+    }
 }
 
 impl From<ArrayError> for CopyError {
@@ -518,8 +531,8 @@ fn check_distinct(src: &Store, dst: &Store) -> Result<(), CopyError> {
         return Err(CopyError::Overlap {
             src: src.url().to_string(),
             dst: dst.url().to_string(),
-            src_location,
-            dst_location,
+            src_location: Box::new(src_location),
+            dst_location: Box::new(dst_location),
         });
     }
     Ok(())
