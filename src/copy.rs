@@ -3,10 +3,17 @@
 //!
 //! [`plan_copy`] reads the source's metadata (every node, parents before children) and works
 //! out each destination array's [`ArraySpec`] from a [`Layout`], writing nothing; a source
-//! that cannot be read or a layout that does not fit fails here. [`CopyPlan::run`] then makes
-//! room at the destination (refusing an existing node unless [`CopyOptions::overwrite`]),
-//! creates the groups and arrays, and copies one destination shard (or chunk) per unit of
-//! work: its region is read from the source with a planned, coalesced read and written whole
+//! that cannot be read, a layout that does not fit, or a destination that is the source,
+//! inside it or around it ([`CopyError::Overlap`], decided on the stores'
+//! [`StoreLocation`]s, not their URLs) fails here. [`CopyPlan::run`] then makes room at the
+//! destination (refusing an existing node unless [`CopyOptions::overwrite`], which deletes
+//! the old node's metadata before its data), copies one destination shard (or chunk) per
+//! unit of work, and writes the metadata last: every array's `zarr.json` after all chunks,
+//! parents after their children, the root's last. An interrupted copy therefore leaves no
+//! node at the destination root — reading it is "node not found", never fill values where
+//! the source had data — and copying again needs `overwrite`.
+//!
+//! A unit's region is read from the source with a planned, coalesced read and written whole
 //! (no read-modify-write: a covered shard is encoded and stored in one PUT), `jobs` units at
 //! once. Per unit the read result, the write's staged copy, the shard being encoded and its
 //! encoded inner chunks are alive together, so memory stays within about
@@ -40,10 +47,12 @@ use serde_json::{Map, Value};
 
 use crate::array::{Array, ArrayError, ArrayOptions};
 use crate::codec::IndexLocation;
-use crate::hierarchy::{ArrayNode, Group, HierarchyError, Node, open_node};
+use crate::hierarchy::{
+    ArrayNode, HierarchyError, Node, delete_node, open_node, write_metadata_last,
+};
 use crate::index::{Selection, SelectionItem, Slice};
-use crate::metadata::{ArrayMetadata, ArraySpec, CodecSpec, MetadataError};
-use crate::store::{Store, StoreKey};
+use crate::metadata::{ArrayMetadata, ArraySpec, CodecSpec, GroupMetadata, MetadataError};
+use crate::store::{Store, StoreKey, StoreLocation};
 
 /// The destination's layout; what is not given keeps the source's.
 ///
@@ -100,7 +109,8 @@ impl Layout {
 pub struct CopyOptions {
     /// Units (destination shards or chunks) copied at once. Default: the number of cores.
     pub jobs: usize,
-    /// Replace a node at the destination (everything under it is deleted first).
+    /// Replace a node at the destination (everything under it is deleted first, its
+    /// metadata before its data).
     pub overwrite: bool,
     /// Execution options of the source and destination arrays.
     pub array_options: ArrayOptions,
@@ -166,13 +176,21 @@ pub struct CopyReport {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CopyError {
-    /// The source and destination are the same location, or one is inside the other.
-    #[error("SRC {src} and DST {dst} overlap; copy to a separate location")]
+    /// The source and destination are the same location, or one is inside the other
+    /// (compared as [`StoreLocation`]s: decoded, canonical). Nothing was read or written.
+    #[error(
+        "SRC {src} and DST {dst} overlap: {}; copy to a separate location",
+        overlap(src_location, dst_location)
+    )]
     Overlap {
         /// The source's URL.
         src: String,
         /// The destination's URL.
         dst: String,
+        /// Where the source is.
+        src_location: Box<StoreLocation>,
+        /// Where the destination is.
+        dst_location: Box<StoreLocation>,
     },
     /// A node exists at the destination and [`CopyOptions::overwrite`] is off.
     #[error("a node already exists at {url}")]
@@ -215,6 +233,17 @@ pub enum CopyError {
     /// Opening the source or creating the destination failed.
     #[error(transparent)]
     Array(Box<ArrayError>),
+}
+
+/// How two overlapping locations overlap, for [`CopyError::Overlap`]'s message.
+fn overlap(src: &StoreLocation, dst: &StoreLocation) -> String {
+    if src == dst {
+        format!("both are {src}")
+    } else if src.contains(dst) {
+        format!("{dst} is inside {src}")
+    } else {
+        format!("{src} is inside {dst}")
+    }
 }
 
 impl From<ArrayError> for CopyError {
@@ -376,42 +405,40 @@ impl CopyPlan {
         })
     }
 
-    /// Runs the copy: makes room at the destination, creates its nodes (parents before
-    /// children) and copies every unit, calling `progress` after each.
+    /// Runs the copy: makes room at the destination (with [`CopyOptions::overwrite`], the
+    /// old node's metadata is deleted before its data), copies every unit, calling
+    /// `progress` after each, then writes the metadata: arrays and groups after their
+    /// children, the root last.
     pub async fn run(
         self,
         options: &CopyOptions,
         progress: impl Fn(CopyProgress) + Send + Sync,
     ) -> Result<CopyReport, CopyError> {
         let (src, dst) = (&self.src, &self.dst);
+        // the filesystem may have changed since planning (a link made): decide again
+        check_distinct(src, dst)?;
         prepare_destination(dst, options.overwrite).await?;
         let mut jobs = Vec::new();
-        let mut groups = 0;
         for node in &self.nodes {
-            match node {
-                PlannedNode::Group { path, attributes } => {
-                    Group::create(dst, path, attributes.clone(), false).await?;
-                    groups += 1;
-                }
-                PlannedNode::Array {
-                    source,
-                    spec,
-                    unit,
-                    units,
-                    ..
-                } => {
-                    let opts = options.array_options.clone();
-                    let from = Array::from_node((**source).clone(), opts.clone())?;
-                    let to = Array::create(dst, source.path(), spec, opts).await?;
-                    jobs.push(ArrayJob {
-                        src_url: src.url_of(source.path()),
-                        dst_url: dst.url_of(source.path()),
-                        src: from,
-                        dst: to,
-                        unit: unit.clone(),
-                        units: *units,
-                    });
-                }
+            if let PlannedNode::Array {
+                source,
+                spec,
+                unit,
+                units,
+                ..
+            } = node
+            {
+                let opts = options.array_options.clone();
+                let from = Array::from_node((**source).clone(), opts.clone())?;
+                let to = Array::from_node(ArrayNode::unwritten(dst, source.path(), spec)?, opts)?;
+                jobs.push(ArrayJob {
+                    src_url: src.url_of(source.path()),
+                    dst_url: dst.url_of(source.path()),
+                    src: from,
+                    dst: to,
+                    unit: unit.clone(),
+                    units: *units,
+                });
             }
         }
         let state = Counters {
@@ -429,6 +456,23 @@ impl CopyPlan {
         while let Some(done) = results.next().await {
             let bytes = done?;
             progress(state.record(bytes));
+        }
+        drop(results);
+        // metadata last, in reverse of parents-before-children order: every node after its
+        // descendants, the root (the first node planned) after everything
+        let mut groups = 0;
+        for node in self.nodes.iter().rev() {
+            let (path, json) = match node {
+                PlannedNode::Group { path, attributes } => {
+                    groups += 1;
+                    (path, GroupMetadata::new(attributes.clone()).to_json())
+                }
+                PlannedNode::Array { source, spec, .. } => (
+                    source.path(),
+                    spec.build().map_err(HierarchyError::from)?.to_json(),
+                ),
+            };
+            write_metadata_last(dst, path, json).await?;
         }
         Ok(CopyReport {
             arrays: jobs.len(),
@@ -479,35 +523,46 @@ struct ArrayJob {
     units: u64,
 }
 
-/// Refuses copies onto the source or into / around it.
+/// Refuses copies onto the source or into / around it, comparing the stores' decoded,
+/// canonical locations (not their URLs' text).
 fn check_distinct(src: &Store, dst: &Store) -> Result<(), CopyError> {
-    let (s, d) = (
-        src.url().trim_end_matches('/'),
-        dst.url().trim_end_matches('/'),
-    );
-    let inside = |a: &str, b: &str| a.starts_with(&format!("{b}/"));
-    if s == d || inside(d, s) || inside(s, d) {
+    let (src_location, dst_location) = (src.location(), dst.location());
+    if src_location.overlaps(&dst_location) {
         return Err(CopyError::Overlap {
-            src: s.to_string(),
-            dst: d.to_string(),
+            src: src.url().to_string(),
+            dst: dst.url().to_string(),
+            src_location: Box::new(src_location),
+            dst_location: Box::new(dst_location),
         });
     }
     Ok(())
 }
 
-/// Makes room for a new node at the store root: fails if one exists, unless `overwrite`, in
-/// which case everything under it is deleted (an unreadable `zarr.json` too).
+/// Makes room for a new node at the store root. With `overwrite`, whatever is there (a
+/// node, an unreadable `zarr.json`, an interrupted copy's chunks) is deleted, metadata first
+/// ([`delete_node`]). Without, a node there is [`CopyError::DestinationExists`] and other
+/// objects there are [`HierarchyError::NotEmpty`].
 async fn prepare_destination(store: &Store, overwrite: bool) -> Result<(), CopyError> {
-    match open_node(store, &StoreKey::root()).await {
-        Err(HierarchyError::NotFound { .. }) => Ok(()),
-        Err(HierarchyError::Metadata(_)) | Ok(_) if overwrite => {
-            store
-                .delete_prefix(&StoreKey::root())
+    let root = StoreKey::root();
+    if overwrite {
+        delete_node(store, &root).await?;
+        return Ok(());
+    }
+    match open_node(store, &root).await {
+        Err(HierarchyError::NotFound { .. }) => {
+            if store
+                .is_empty_prefix(&root)
                 .await
-                .map_err(ArrayError::from)?;
-            Ok(())
+                .map_err(ArrayError::from)?
+            {
+                Ok(())
+            } else {
+                Err(HierarchyError::NotEmpty {
+                    url: store.url().to_string(),
+                }
+                .into())
+            }
         }
-        Err(e @ HierarchyError::Metadata(_)) => Err(e.into()),
         Ok(_) => Err(CopyError::DestinationExists {
             url: store.url().to_string(),
         }),

@@ -254,8 +254,9 @@ impl Array {
     }
 
     /// Creates an array at `path` from `spec`, first deleting whatever is stored under
-    /// `path` (an old array's metadata and chunks, a group and its children): no old chunk
-    /// can be read through the new array (zarr-python's `overwrite=True`, TensorStore's
+    /// `path` (an old array's metadata and chunks, a group and its children; the metadata
+    /// first, so an interrupted overwrite leaves no node): no old chunk can be read through
+    /// the new array (zarr-python's `overwrite=True`, TensorStore's
     /// `delete_existing`).
     pub async fn create_overwrite(
         store: &Store,

@@ -152,10 +152,42 @@ pub async fn open_node(store: &Store, path: &StoreKey) -> Result<Node, Hierarchy
     })
 }
 
+/// Deletes the node at `path` and everything stored under it, metadata first: the node's own
+/// `zarr.json`, then every `zarr.json` below it, then the rest (on the local filesystem the
+/// emptied directories too, so a new node's keys can be files where old ones were
+/// directories). An interrupted deletion leaves no node that reads with missing chunks: the
+/// nodes are gone before their data is.
+pub(crate) async fn delete_node(store: &Store, path: &StoreKey) -> Result<(), HierarchyError> {
+    let own = meta_key(path)?;
+    store.delete(&own).await?;
+    for key in store.list_prefix(path).await? {
+        if key.name() == Some(ZARR_JSON) {
+            store.delete(&key).await?;
+        }
+    }
+    store.delete_prefix(path).await?;
+    Ok(())
+}
+
+/// Writes the `zarr.json` of a node at `path` whose other objects (a copy's chunks) are
+/// already written: create-if-absent where the store has it, and no check of what is under
+/// `path`. The last step of a copy, so that an interrupted one leaves no node.
+pub(crate) async fn write_metadata_last(
+    store: &Store,
+    path: &StoreKey,
+    json: Vec<u8>,
+) -> Result<ObjectVersion, HierarchyError> {
+    let key = &meta_key(path)?;
+    Ok(store
+        .put_opts_or_overwrite(key, Bytes::from(json), PutMode::Create)
+        .await?)
+}
+
 /// Writes the `zarr.json` of a new node at `path`.
 ///
 /// With `overwrite`, everything stored under `path` (the old node's metadata, chunks and
-/// children) is deleted first, so nothing of it can be read through the new node. Without,
+/// children) is deleted first ([`delete_node`]: metadata before data), so nothing of it can
+/// be read through the new node. Without,
 /// an existing `zarr.json` is [`HierarchyError::AlreadyExists`] (decided atomically by a
 /// create-if-absent PUT where the store has one), and objects under `path` without a
 /// `zarr.json` are [`HierarchyError::NotEmpty`].
@@ -168,7 +200,7 @@ async fn write_new(
     let key = &meta_key(path)?;
     let bytes = Bytes::from(json);
     if overwrite {
-        store.delete_prefix(path).await?;
+        delete_node(store, path).await?;
         return Ok(store.put(key, bytes).await?);
     }
     if !store.is_empty_prefix(path).await? {
@@ -279,15 +311,25 @@ impl Group {
     }
 
     /// The children: every sub-directory holding a `zarr.json`, sorted by name (names starting
-    /// with `__` are skipped).
+    /// with `__` are reserved and skipped; a sub-directory without `zarr.json` is not a node).
+    /// Names are the stored names, whatever their characters (`a b`, `x#1`, `100%`); a name
+    /// that is not a valid key (a backslash, a control character) is
+    /// [`HierarchyError::InvalidName`], and a child whose `zarr.json` cannot be read or
+    /// parsed is an error, never skipped.
     pub async fn children(&self) -> Result<Vec<(String, NodeKind)>, HierarchyError> {
         let listing = self.store.list_dir(&self.path).await?;
         let candidates: Vec<(String, StoreKey)> = listing
             .prefixes
             .into_iter()
             .filter(|name| !name.starts_with("__"))
-            .filter_map(|name| self.path.join(&name).ok().map(|k| (name, k)))
-            .collect();
+            .map(|name| match self.path.join(&name) {
+                Ok(key) => Ok((name, key)),
+                Err(_) => Err(HierarchyError::InvalidName {
+                    name,
+                    reason: "not a valid store key (a backslash or a control character)",
+                }),
+            })
+            .collect::<Result<_, _>>()?;
         // open the candidates concurrently (bounded by the store's concurrency option)
         let opened: Vec<(String, Result<Node, HierarchyError>)> = futures::stream::iter(candidates)
             .map(|(name, child)| async move { (name, open_node(&self.store, &child).await) })
@@ -375,6 +417,21 @@ impl ArrayNode {
             path: path.clone(),
             meta,
             version,
+        })
+    }
+
+    /// The array `spec` describes at `path`, with nothing written: a copy writes the chunks
+    /// through it first and its `zarr.json` last ([`write_metadata_last`]).
+    pub(crate) fn unwritten(
+        store: &Store,
+        path: &StoreKey,
+        spec: &ArraySpec,
+    ) -> Result<Self, HierarchyError> {
+        Ok(ArrayNode {
+            store: store.clone(),
+            path: path.clone(),
+            meta: spec.build()?,
+            version: ObjectVersion::default(),
         })
     }
 

@@ -1,4 +1,6 @@
-//! Store keys: paths relative to a store's root prefix.
+//! Store keys: paths relative to a store's root prefix, and how they map to backend paths.
+
+use object_store::path::{Path, PathPart};
 
 use super::StoreError;
 
@@ -65,6 +67,24 @@ impl StoreKey {
     /// The last segment, if any.
     pub fn name(&self) -> Option<&str> {
         self.0.rsplit('/').next().filter(|s| !s.is_empty())
+    }
+
+    /// The backend path of this key under `base`: each segment as it is, never
+    /// percent-encoded, so that the object's name in the backend (a file name, an S3 key) is
+    /// the key's text and listing the backend gives the key back. (`object_store`'s
+    /// `Path::join(&str)` percent-encodes `% # ? * [ ] { } ^ | < > ~ "`, the backslash and
+    /// the backquote, so a child `a#b` would be stored as `a%23b` and list as another name.)
+    pub(crate) fn under(&self, base: &Path) -> Path {
+        if self.is_root() {
+            return base.clone();
+        }
+        let mut path = base.clone();
+        for seg in self.0.split('/') {
+            // every segment of a valid key parses (no `/`, `.`, `..` or control character)
+            let part = PathPart::parse(seg).unwrap_or_else(|_| PathPart::from(seg));
+            path = path.join(part);
+        }
+        path
     }
 
     /// The parent key (the root's parent is `None`).

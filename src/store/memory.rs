@@ -34,6 +34,7 @@ impl Store {
             Arc::new(InMemory::new()),
             Path::default(),
             "memory://".into(),
+            None,
         )
         .with_options(StoreOptions::default())
     }
@@ -41,7 +42,12 @@ impl Store {
     /// The process-wide in-memory store `name` (`memory://name`): every call, and every
     /// [`Store::open`] of `memory://name/...`, reaches the same objects.
     pub fn memory_named(name: &str) -> Self {
-        Store::on_memory(named(name), Path::default(), format!("memory://{name}"))
+        Store::on_memory(
+            named(name),
+            Path::default(),
+            format!("memory://{name}"),
+            Some(name),
+        )
     }
 
     /// Drops the named in-memory store `name` from the registry (handles still open keep
@@ -58,6 +64,7 @@ impl Store {
             reason: e.to_string(),
         })?;
         let name = url.host_str().unwrap_or("");
+        let named_as = (!name.is_empty()).then_some(name);
         let (backend, display) = if name.is_empty() {
             (Arc::new(InMemory::new()), "memory://".to_string())
         } else {
@@ -68,6 +75,6 @@ impl Store {
         } else {
             format!("{display}/{prefix}")
         };
-        Ok(Store::on_memory(backend, prefix, display).with_options(options))
+        Ok(Store::on_memory(backend, prefix, display, named_as).with_options(options))
     }
 }

@@ -10,6 +10,7 @@
 mod error;
 mod key;
 mod local;
+mod location;
 mod memory;
 pub mod merge;
 mod object;
@@ -20,6 +21,7 @@ pub mod wrappers;
 
 pub use error::StoreError;
 pub use key::StoreKey;
+pub use location::StoreLocation;
 pub use merge::{CoalesceOptions, MergePlan, plan_merges};
 pub use object::FetchedObject;
 pub use object_store::{BackoffConfig, RetryConfig};
@@ -181,6 +183,7 @@ pub struct Store {
     url: String,
     options: StoreOptions,
     suffix_refused: Arc<AtomicBool>,
+    backing: location::Backing,
 }
 
 impl Store {
@@ -202,17 +205,27 @@ impl Store {
             url: url.into(),
             options,
             suffix_refused: Arc::new(AtomicBool::new(false)),
+            backing: location::Backing::Opaque,
         })
     }
 
-    /// A store over an in-memory backend (see the `memory` module).
-    fn on_memory(inner: Arc<object_store::memory::InMemory>, prefix: Path, url: String) -> Self {
+    /// A store over an in-memory backend (see the `memory` module); `name` for a named one.
+    fn on_memory(
+        inner: Arc<object_store::memory::InMemory>,
+        prefix: Path,
+        url: String,
+        name: Option<&str>,
+    ) -> Self {
         Store {
             inner,
             prefix,
             url,
             options: StoreOptions::default(),
             suffix_refused: Arc::new(AtomicBool::new(false)),
+            backing: match name {
+                Some(name) => location::Backing::NamedMemory { name: name.into() },
+                None => location::Backing::Opaque,
+            },
         }
     }
 
@@ -233,6 +246,14 @@ impl Store {
     /// The store URL (for messages).
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// Where the store is rooted, decoded and canonical (see [`StoreLocation`]): compare
+    /// locations, never URLs, to tell whether two stores reach the same objects. A local
+    /// store's location is resolved against the filesystem at each call.
+    pub fn location(&self) -> StoreLocation {
+        let id = Arc::as_ptr(&self.inner) as *const () as usize;
+        StoreLocation::of(&self.backing, &self.prefix, id)
     }
 
     /// The options in force.
@@ -260,14 +281,7 @@ impl Store {
     }
 
     fn path(&self, key: &StoreKey) -> Path {
-        if key.is_root() {
-            return self.prefix.clone();
-        }
-        let mut p = self.prefix.clone();
-        for seg in key.as_str().split('/') {
-            p = p.join(seg);
-        }
-        p
+        key.under(&self.prefix)
     }
 
     fn err(&self, key: &StoreKey, e: object_store::Error) -> StoreError {
@@ -808,10 +822,23 @@ impl Store {
         res
     }
 
-    /// The local directory of `key`, for a store on the local filesystem.
+    /// The local directory of `key`, for a store on the local filesystem (opened by URL, or
+    /// wrapped with a `file://` URL).
     fn local_dir(&self, key: &StoreKey) -> Option<std::path::PathBuf> {
-        let url = url::Url::parse(&self.url_of(key)).ok()?;
-        (url.scheme() == "file").then(|| url.to_file_path().ok())?
+        let mut dir = if self.backing == location::Backing::Local {
+            std::path::PathBuf::from("/").join(self.prefix.as_ref())
+        } else {
+            let url = url::Url::parse(&self.url).ok()?;
+            if url.scheme() != "file" {
+                return None;
+            }
+            url.to_file_path().ok()?
+        };
+        // the key's segments as they are: a key is not URL text (`a#b`, `%41`)
+        if !key.is_root() {
+            dir.extend(key.as_str().split('/'));
+        }
+        Some(dir)
     }
 
     /// List one directory level under `key` (the root when empty).

@@ -1,6 +1,7 @@
 //! Opening a [`Store`] from a URL: the backend (`object_store`'s builders, with the retry
-//! policy for remote ones), its options from the environment and [`StoreOptions`], and the
-//! URL shown in messages.
+//! policy for remote ones), its options from the environment and [`StoreOptions`], the URL
+//! shown in messages, and the backing its [`StoreLocation`](super::StoreLocation) is
+//! computed from.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -8,7 +9,49 @@ use std::sync::atomic::AtomicBool;
 use object_store::ObjectStore;
 use object_store::path::Path;
 
+use super::location::{Backing, resolve_local};
 use super::{RetryConfig, Store, StoreError, StoreOptions};
+
+/// Why a URL's fragment or query is refused, for the schemes whose stores would ignore it
+/// (`None` for the others: an `http(s)` query can be part of the resource).
+fn ignored_part(url: &url::Url) -> Option<&'static str> {
+    let ignoring = matches!(
+        url.scheme(),
+        "file" | "memory" | "s3" | "s3a" | "gs" | "az" | "adl" | "azure" | "abfs" | "abfss"
+    );
+    if !ignoring {
+        None
+    } else if url.fragment().is_some() {
+        Some(
+            "a `#fragment` is not part of a store location (the store would ignore it); write `%23` for a `#` in a name",
+        )
+    } else if url.query().is_some() {
+        Some(
+            "a `?query` is not part of a store location (the store would ignore it); write `%3F` for a `?` in a name",
+        )
+    } else {
+        None
+    }
+}
+
+/// The backing of a store opened from `url` (after the fragment and query are refused).
+fn backing_of(url: &url::Url) -> Backing {
+    let scheme = match url.scheme() {
+        "file" => return Backing::Local,
+        "s3" | "s3a" => "s3",
+        "az" | "adl" | "azure" | "abfs" | "abfss" => "az",
+        "http" | "https" => "http",
+        other => other,
+    };
+    let mut authority = url.host_str().unwrap_or_default().to_string();
+    if let Some(port) = url.port() {
+        authority.push_str(&format!(":{port}"));
+    }
+    Backing::Remote {
+        scheme: scheme.to_string(),
+        authority,
+    }
+}
 
 /// `object_store::parse_url_opts`, plus the retry policy for remote backends.
 fn build_backend(
@@ -69,6 +112,12 @@ impl Store {
     /// Cloud credentials, region and endpoint come from the usual environment variables
     /// (`AWS_*`, `GOOGLE_*`, `AZURE_*`, including `AWS_ENDPOINT` and `AWS_ALLOW_HTTP`) and from
     /// `options.backend`, which take precedence.
+    ///
+    /// URLs are percent-decoded (`file:///d/%73rc.zarr` is `/d/src.zarr`). A `#fragment` or
+    /// `?query` on a scheme whose store would ignore it (`file`, `memory`, `s3`, `gs`, `az`)
+    /// is [`StoreError::InvalidUrl`]: `src.zarr#x` must not reach `src.zarr` unnoticed. A
+    /// plain path is made absolute, and a `..` in it is resolved against the filesystem
+    /// (symbolic links followed, as the kernel does).
     pub fn open(location: &str, mut options: StoreOptions) -> Result<Self, StoreError> {
         let invalid = |reason: String| StoreError::InvalidUrl {
             url: location.to_string(),
@@ -77,10 +126,19 @@ impl Store {
         let url = if location.contains("://") {
             url::Url::parse(location).map_err(|e| invalid(e.to_string()))?
         } else {
-            let abs = std::path::absolute(location).map_err(|e| invalid(e.to_string()))?;
+            let mut abs = std::path::absolute(location).map_err(|e| invalid(e.to_string()))?;
+            if abs
+                .components()
+                .any(|c| c == std::path::Component::ParentDir)
+            {
+                abs = resolve_local(&abs);
+            }
             url::Url::from_directory_path(&abs)
                 .map_err(|()| invalid("cannot convert path to a file URL".into()))?
         };
+        if let Some(reason) = ignored_part(&url) {
+            return Err(invalid(reason.into()));
+        }
         let scheme = url.scheme().to_string();
         if scheme == "memory" {
             return Store::open_memory(&url, options);
@@ -104,6 +162,72 @@ impl Store {
             url: display,
             options,
             suffix_refused: Arc::new(AtomicBool::new(false)),
+            backing: backing_of(&url),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{StoreKey, StoreLocation};
+
+    fn location(url: &str) -> StoreLocation {
+        Store::open(url, StoreOptions::default())
+            .unwrap()
+            .location()
+    }
+
+    #[test]
+    fn spellings_of_one_place_have_one_location() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::create_dir(dir.join("src.zarr")).unwrap();
+        std::os::unix::fs::symlink(dir.join("src.zarr"), dir.join("alias")).unwrap();
+        let abs = dir.display();
+        let want = StoreLocation::Local(dir.join("src.zarr"));
+        for url in [
+            format!("{abs}/src.zarr"),
+            format!("{abs}/./src.zarr/"),
+            format!("{abs}/alias/../src.zarr"),
+            format!("{abs}/alias"),
+            format!("file://{abs}/src.zarr"),
+            format!("file://{abs}/%73rc.zarr"),
+            format!("file://{abs}/x/%2E%2E/src.zarr"),
+            format!("file://{abs}/alias/"),
+        ] {
+            assert_eq!(location(&url), want, "{url}");
+        }
+        // the missing part is normalised too
+        assert_eq!(
+            location(&format!("{abs}/alias/new/../x")),
+            StoreLocation::Local(dir.join("src.zarr/x"))
+        );
+        assert_eq!(
+            location("s3://bucket/a%20b/"),
+            location("s3a://bucket/a b"),
+            "decoded, one scheme"
+        );
+        assert_ne!(location("s3://bucket/a"), location("s3://other/a"));
+        assert_eq!(
+            location("memory://loc-test/%61"),
+            Store::memory_named("loc-test")
+                .sub_store(&StoreKey::new("a").unwrap())
+                .location()
+        );
+        let private = Store::memory();
+        assert_ne!(private.location(), Store::memory().location());
+        assert!(
+            private
+                .location()
+                .contains(&private.sub_store(&StoreKey::new("x").unwrap()).location())
+        );
+    }
+
+    #[test]
+    fn keys_are_backend_paths_as_they_are() {
+        let store = Store::open("memory://key-paths/p%25", StoreOptions::default()).unwrap();
+        let key = StoreKey::new("a b/c#d/100%/x?").unwrap();
+        assert_eq!(store.path(&key).as_ref(), "p%/a b/c#d/100%/x?");
     }
 }
