@@ -244,4 +244,9 @@ fn messages_quote_a_bounded_prefix_of_the_input() {
         );
         assert!(e.contains('…'), "{e}");
     }
+    // an argument that is not UTF-8 is an error like any other
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"\xff\xfe");
+    let e = fails(&[std::ffi::OsStr::new("get"), std::ffi::OsStr::new(&url), bad]);
+    assert!(e.contains("invalid UTF-8"), "{e}");
 }

@@ -47,7 +47,10 @@ fn tune_allocator() {
 
 fn main() -> ExitCode {
     tune_allocator();
-    let args: Vec<String> = std::env::args().collect();
+    // for bounding echoes in messages (`args()` would panic on an argument that is not UTF-8)
+    let args: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

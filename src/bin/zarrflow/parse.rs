@@ -240,18 +240,19 @@ pub fn check_data_type_name(name: &str) -> Result<zarrflow::DataType> {
         let raw = name
             .strip_prefix('r')
             .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
-        match raw {
-            true => CliError::usage(format!(
+        if raw {
+            CliError::usage(format!(
                 "--dtype `{}`: a raw type's bits must be a positive multiple of 8 (Zarr v3 \
                  `r*`), at most {} (1 MiB per element)",
                 quoted(name),
                 zarrflow::npy::MAX_VOID_SIZE * 8,
-            )),
-            false => CliError::usage(format!(
+            ))
+        } else {
+            CliError::usage(format!(
                 "--dtype: unknown data type `{}`; valid names: {}",
                 quoted(name),
                 zarrflow::DataType::valid_names()
-            )),
+            ))
         }
     })
 }
@@ -293,8 +294,8 @@ pub fn bare_to_metadata(text: &str) -> Result<FillValueMetadata> {
 /// The native-endian bytes of one element given as a bare string (`--fill-value`,
 /// `--value`). A value the data type cannot hold is refused, never narrowed: integers out of
 /// range, and for float types (and each part of a complex value) a number whose nearest
-/// value of the type is infinite, or a nonzero number whose nearest value is zero (see
-/// [`float_parts`]). `NaN`, `Infinity`, `-Infinity` and bit patterns are exact.
+/// value of the type is infinite, or a nonzero number whose nearest value is zero
+/// (subnormal results are kept). `NaN`, `Infinity`, `-Infinity` and bit patterns are exact.
 pub fn value_bytes(data_type: &DataType, name: &str, text: &str) -> Result<Vec<u8>> {
     let meta = bare_to_metadata(text)?;
     let refused = |why: String| {
@@ -657,6 +658,88 @@ mod tests {
             assert!(e.contains(t), "{e}");
         }
         assert!(data_type_of(&MetadataV3::new("float99")).is_err());
+    }
+
+    #[test]
+    fn byte_sizes() {
+        assert_eq!(parse_byte_size("4096").unwrap(), 4096);
+        assert_eq!(parse_byte_size("4GiB").unwrap(), 4 << 30);
+        assert_eq!(parse_byte_size("64 mib").unwrap(), 64 << 20);
+        assert_eq!(parse_byte_size("1KiB").unwrap(), 1024);
+        assert_eq!(parse_byte_size("7B").unwrap(), 7);
+        assert_eq!(parse_byte_size("16777215TiB").unwrap(), 16777215 << 40);
+        for bad in [
+            "",
+            "GiB",
+            "4GB",
+            "4 PB",
+            "-1",
+            "1.5GiB",
+            "16777216TiB",
+            "99999999999999999999",
+        ] {
+            assert!(parse_byte_size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn values_that_do_not_fit_are_refused() {
+        let refused = |t: &str, v: &str| value_bytes(&dt(t), t, v).unwrap_err().to_string();
+        let e = refused("float32", "3.4028236e38");
+        assert!(
+            e.contains("beyond the largest finite float32 (3.4028235e38)"),
+            "{e}"
+        );
+        let e = refused("float32", "1e-50");
+        assert!(e.contains("nonzero but would be stored as 0"), "{e}");
+        let e = refused("float64", "1e400");
+        assert!(e.contains("beyond the largest finite float64"), "{e}");
+        let e = refused("float16", "65520");
+        assert!(e.contains("float16 (65504)"), "{e}");
+        let e = refused("complex64", "[0, 1e39]");
+        assert!(e.contains("its part 1e39 is beyond"), "{e}");
+        // a value of the wrong form is not called out of range
+        let e = refused("complex64", "1e400");
+        assert!(e.contains("expected a pair"), "{e}");
+        let e = refused("float32", "[1e400, 0]");
+        assert!(e.contains("expected a number"), "{e}");
+        assert_eq!(refused("float32", "1e-50"), refused("float32", " 1e-50 "));
+        // what fits, exactly or rounded to a nonzero finite value
+        let f32_of = |v: &str| {
+            f32::from_ne_bytes(
+                value_bytes(&dt("float32"), "float32", v)
+                    .unwrap()
+                    .try_into()
+                    .unwrap(),
+            )
+        };
+        assert_eq!(f32_of("1e-45"), f32::from_bits(1));
+        assert_eq!(f32_of("3.40282356e38"), f32::MAX);
+        assert_eq!(f32_of("-0").to_bits(), (-0.0f32).to_bits());
+        assert_eq!(f32_of("0e-999"), 0.0);
+        assert!(f32_of("Infinity").is_infinite());
+        assert!(is_nonzero_literal("0.0001") && !is_nonzero_literal("0.000e5"));
+        assert!(is_number("-1e5") && !is_number("0x7fc00000") && !is_number("\"NaN\""));
+    }
+
+    #[test]
+    fn data_type_names() {
+        assert_eq!(
+            check_data_type_name("r24").unwrap(),
+            zarrflow::DataType::Raw { bits: 24 }
+        );
+        for raw in ["r0", "r7", "r8388616"] {
+            let e = check_data_type_name(raw).unwrap_err();
+            assert!(e.to_string().contains("positive multiple of 8"), "{e}");
+            assert_eq!(e.exit_code(), 2);
+        }
+        let e = check_data_type_name(&"y".repeat(1000))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown data type") && e.contains('…') && e.len() < 400,
+            "{e}"
+        );
     }
 
     #[test]
