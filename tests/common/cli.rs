@@ -2,7 +2,7 @@
 //! (`mod common; use common::cli::*;`).
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::{Command, ExitStatus, Output, Stdio};
 
 #[allow(unused_imports)] // not every test crate uses both
 pub use super::{read_npy, write_npy};
@@ -28,6 +28,79 @@ pub fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
         .env_remove("RUST_LOG")
         .output()
         .expect("the zarrflow binary runs")
+}
+
+/// Runs the binary with `args` and standard output sent to `stdout` (e.g. a `File` of
+/// `/dev/full`); returns the status and standard error.
+pub fn run_with_stdout<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    stdout: impl Into<Stdio>,
+) -> (ExitStatus, String) {
+    let out = Command::new(BIN)
+        .args(args)
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LOG")
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("the zarrflow binary runs");
+    (
+        out.status,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs the binary with `args` and standard error sent to `stderr`; returns the status and
+/// standard output.
+pub fn run_with_stderr<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    stderr: impl Into<Stdio>,
+) -> (ExitStatus, String) {
+    let out = Command::new(BIN)
+        .args(args)
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .output()
+        .expect("the zarrflow binary runs");
+    (
+        out.status,
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// Runs the binary with `args` and its standard output a pipe whose reader is closed before
+/// anything is read (as `| head -c0` does); returns the status and standard error.
+pub fn run_with_closed_pipe<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (ExitStatus, String) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the zarrflow binary runs");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("the zarrflow binary ends");
+    (
+        out.status,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs the binary through `sh` with `limits` (shell commands such as `ulimit -v 500000`,
+/// or `trap '' XFSZ; ulimit -f 8`) applied first.
+pub fn run_limited<S: AsRef<std::ffi::OsStr>>(limits: &str, args: &[S]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("{limits}; exec \"$0\" \"$@\""))
+        .arg(BIN)
+        .args(args)
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("sh runs")
 }
 
 /// Runs and expects success; returns standard output.

@@ -7,8 +7,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
 
 use crate::parse::{
-    Compressor, DimensionNames, Shape, parse_attributes, parse_codec, parse_dimension_names,
-    parse_shape,
+    Compressor, DimensionNames, Shape, parse_attributes, parse_byte_size, parse_codec,
+    parse_dimension_names, parse_shape,
 };
 
 const URL_HELP: &str = "A path, file://, s3://bucket/key, gs://bucket/key, az://container/key \
@@ -111,6 +111,20 @@ pub struct ModeArgs {
     pub transform: Option<PathBuf>,
 }
 
+/// Bounds on what `get` and `set` hold in memory.
+#[derive(Debug, Args, Clone)]
+pub struct LimitArgs {
+    /// The most bytes of values read into memory at once: the result of `get -o` or `get
+    /// --full` (a larger selection is refused before anything is allocated) and the data of
+    /// `set --from`. SIZE is bytes, or a number with KiB, MiB, GiB or TiB.
+    #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse_byte_size)]
+    pub max_bytes: u64,
+    /// The largest --transform file read (a longer one, or endless input such as /dev/zero,
+    /// is refused).
+    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_byte_size)]
+    pub max_transform_bytes: u64,
+}
+
 /// `zarrflow get`.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
@@ -122,9 +136,12 @@ pub struct ModeArgs {
   zarrflow get -o out.npy -- data.zarr -4:,::-2   # a selection that begins with '-'
 
 Without -o, values are printed as JSON numbers (NaN and infinities as \"NaN\", \"Infinity\",
-\"-Infinity\"; complex numbers as [re, im]); results of more than 1000 values show the first
-and last 3 along each dimension unless --full is given. The .npy file is little-endian, of the
-array's data type, in C order.")]
+\"-Infinity\"; complex numbers as [re, im]); results of more than 1000 values are summarised
+unless --full is given: the first and last 3 along each dimension, fewer along the outer ones
+when that would still be more than 1000 values; only the values shown are read. The .npy file
+is little-endian, of the array's data type, in C order; it replaces OUT.npy only once written
+whole (a failed write leaves the previous file as it was). Reads of more than --max-bytes
+(4 GiB unless given) are refused before anything is allocated.")]
 #[command(allow_negative_numbers = true)]
 pub struct GetArgs {
     #[arg(help = URL_HELP)]
@@ -133,6 +150,8 @@ pub struct GetArgs {
     pub selection: String,
     #[command(flatten)]
     pub mode: ModeArgs,
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Write a NumPy .npy file ('-' for standard output) instead of printing.
     #[arg(short, long, value_name = "OUT.npy")]
     pub output: Option<PathBuf>,
@@ -158,8 +177,12 @@ pub struct GetArgs {
   zarrflow set data.zarr --value NaN -- -1,-1           # a selection that begins with '-'
 
 --from must hold the array's data type (either byte order) and a shape that broadcasts to the
-selection's (NumPy rules). --value takes the zarr.json fill-value forms written bare: 0, -1,
-NaN, -Infinity, 0x7fc00000, [1.5,-2.5] (complex), 18446744073709551615, true.")]
+selection's (NumPy rules); only the data its header declares is read, at most --max-bytes.
+--value takes the zarr.json fill-value forms written bare: 0, -1, NaN, -Infinity, 0x7fc00000,
+[1.5,-2.5] (complex), 18446744073709551615, true. A value the data type cannot hold is
+refused, not narrowed: an integer out of range, a number beyond a float type's largest finite
+value (write Infinity for infinity) or a nonzero number that would round to zero (subnormal
+values that stay nonzero are kept).")]
 #[command(allow_negative_numbers = true)]
 pub struct SetArgs {
     #[arg(help = URL_HELP)]
@@ -168,6 +191,8 @@ pub struct SetArgs {
     pub selection: String,
     #[command(flatten)]
     pub mode: ModeArgs,
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Values from a NumPy .npy file (broadcast to the selection).
     #[arg(
         long,
@@ -234,7 +259,8 @@ pub struct CreateArgs {
     /// The array shape, e.g. 100,200 ('' for a 0-d array).
     #[arg(long, value_name = "SHAPE", value_parser = parse_shape)]
     pub shape: Shape,
-    /// The data type: bool, int8..int64, uint8..uint64, float16/32/64, complex64/128, r8, r16...
+    /// The data type: bool, int8..int64, uint8..uint64, float16/32/64, complex64/128, or
+    /// r<bits> (raw bytes; bits a positive multiple of 8, e.g. r8, r16, r24).
     #[arg(long, value_name = "DTYPE")]
     pub dtype: String,
     #[command(flatten)]

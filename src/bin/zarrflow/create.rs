@@ -6,7 +6,7 @@ use zarrflow::store::StoreKey;
 
 use crate::cli::{CreateArgs, IndexLocation, LayoutArgs};
 use crate::error::{CliError, Result};
-use crate::parse::{bare_to_json, data_type_of, value_bytes};
+use crate::parse::{bare_to_json, check_data_type_name, data_type_of, value_bytes};
 use crate::select::open_store;
 use crate::tree::describe;
 
@@ -51,6 +51,7 @@ pub fn apply_layout(
 pub async fn run(args: CreateArgs) -> Result<()> {
     let shape = args.shape.0;
     let rank = shape.len();
+    check_data_type_name(&args.dtype)?;
     let mut spec = ArraySpec::new(shape, &args.dtype);
     let data_type = data_type_of(&spec.data_type)?;
     let size = data_type.fixed_size().ok_or_else(|| {
@@ -82,8 +83,12 @@ pub async fn run(args: CreateArgs) -> Result<()> {
             )),
             e => e.into(),
         })?;
-    println!("created {}  {}", store.url(), describe(node.metadata()));
-    Ok(())
+    crate::output::print(&format!(
+        "created {}  {}\n",
+        store.url(),
+        describe(node.metadata())
+    ))
+    .map_err(|e| e.context("the array was created, but printing so failed"))
 }
 
 #[cfg(test)]

@@ -2,11 +2,23 @@
 
 use std::fmt;
 
-/// A failed command: a one-line message and an exit status.
+/// A failed command: a one-line message and what kind of failure it is.
 #[derive(Debug)]
 pub struct CliError {
     message: String,
-    usage: bool,
+    kind: Kind,
+}
+
+/// What kind of failure a [`CliError`] is, which decides the exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A failed operation (exit status 1).
+    Failure,
+    /// Bad arguments (exit status 2).
+    Usage,
+    /// Standard output was closed by its reader (a broken pipe): the process ends quietly,
+    /// as `cat` and `git` do (see `main`).
+    OutputClosed,
 }
 
 /// Shorthand result type.
@@ -17,7 +29,7 @@ impl CliError {
     pub fn new(message: impl Into<String>) -> Self {
         CliError {
             message: one_line(&message.into()),
-            usage: false,
+            kind: Kind::Failure,
         }
     }
 
@@ -25,19 +37,40 @@ impl CliError {
     pub fn usage(message: impl Into<String>) -> Self {
         CliError {
             message: one_line(&message.into()),
-            usage: true,
+            kind: Kind::Usage,
         }
+    }
+
+    /// Standard output's reader went away (`EPIPE`): nothing more can be shown, and nothing
+    /// is reported.
+    pub fn output_closed() -> Self {
+        CliError {
+            message: "standard output was closed".into(),
+            kind: Kind::OutputClosed,
+        }
+    }
+
+    /// Whether this is [`output_closed`](Self::output_closed).
+    pub fn is_output_closed(&self) -> bool {
+        self.kind == Kind::OutputClosed
     }
 
     /// Prefixes the message with context (`context: message`).
     pub fn context(mut self, context: impl fmt::Display) -> Self {
-        self.message = one_line(&format!("{context}: {}", self.message));
+        if self.kind != Kind::OutputClosed {
+            self.message = one_line(&format!("{context}: {}", self.message));
+        }
         self
     }
 
-    /// The process exit status.
+    /// The process exit status (for an [`output_closed`](Self::output_closed) error, the
+    /// status a shell reports for a process killed by `SIGPIPE`).
     pub fn exit_code(&self) -> u8 {
-        if self.usage { 2 } else { 1 }
+        match self.kind {
+            Kind::Failure => 1,
+            Kind::Usage => 2,
+            Kind::OutputClosed => 141,
+        }
     }
 }
 

@@ -9,9 +9,13 @@ use zarrflow::index::{Selection, SelectionItem, Slice};
 use zarrflow::npy::{self, NpyType};
 
 use crate::cli::GetArgs;
+use crate::count::Count;
 use crate::error::{CliError, Result};
+use crate::output::{Stdout, stdout_error};
+use crate::quote::quoted_path;
 use crate::select::{open_array, view_of};
-use crate::values::{EDGE_ITEMS, Printer, SUMMARY_THRESHOLD, format_nested};
+use crate::summary::{self, EDGE_ITEMS, Extent, SUMMARY_LIMIT};
+use crate::values::{Printer, write_nested};
 
 /// The data type name and element size of an array.
 pub fn element_type(array: &Array) -> Result<(String, usize)> {
@@ -22,7 +26,7 @@ pub fn element_type(array: &Array) -> Result<(String, usize)> {
 /// Runs `zarrflow get`.
 pub async fn run(args: GetArgs) -> Result<()> {
     let array = open_array(&args.url).await?;
-    let view = view_of(&array, &args.selection, &args.mode)?;
+    let view = view_of(&array, &args.selection, &args.mode, &args.limits)?;
     if args.explain {
         let explain = view.explain_read().await?;
         return crate::select::print_explain(&explain, &explain, args.json);
@@ -30,73 +34,99 @@ pub async fn run(args: GetArgs) -> Result<()> {
     let (dt, size) = element_type(&array)?;
     match &args.output {
         Some(path) => {
+            check_result_size(&view.shape(), size, args.limits.max_bytes)?;
             let data = view.read_bytes().await?;
             write_npy(path, NpyType::of(array.data_type()), &view.shape(), &data)
         }
         None => {
-            let text = format_view(&view, Printer::of(&dt, size), args.full).await?;
-            let mut stdout = std::io::stdout().lock();
-            writeln!(stdout, "{text}")?;
-            stdout.flush()?;
-            Ok(())
+            print_view(
+                &view,
+                Printer::of(&dt, size),
+                args.full,
+                args.limits.max_bytes,
+            )
+            .await
         }
     }
 }
 
-/// Writes a `.npy` file (`-`: standard output).
-fn write_npy(path: &Path, ty: NpyType, shape: &[u64], data: &[u8]) -> Result<()> {
-    if path.as_os_str() == "-" {
-        return Ok(npy::write_npy(std::io::stdout().lock(), ty, shape, data)?);
+/// Refuses, before anything is allocated, a read whose result would be over `max_bytes`.
+pub fn check_result_size(shape: &[u64], element_size: usize, max_bytes: u64) -> Result<()> {
+    let values = Count::of_shape(shape);
+    let bytes = values.times(element_size);
+    if bytes.exceeds(max_bytes) {
+        return Err(CliError::new(format!(
+            "the selection (shape {shape:?}) holds {values} values of {element_size} bytes, \
+             {bytes} bytes in all, more than --max-bytes allows ({max_bytes} bytes); select \
+             less or raise --max-bytes"
+        )));
     }
-    let file = std::fs::File::create(path)
-        .map_err(|e| CliError::new(format!("cannot create {}: {e}", path.display())))?;
-    npy::write_npy(std::io::BufWriter::new(file), ty, shape, data)
-        .map_err(|e| CliError::from(e).context(format!("writing {}", path.display())))
+    Ok(())
 }
 
-/// The values of a view as text; large views are summarised (only their corners are read).
-async fn format_view(view: &ArrayView, printer: Printer, full: bool) -> Result<String> {
-    let shape = view.shape();
-    let total = shape
-        .iter()
-        .try_fold(1u64, |a, &n| a.checked_mul(n))
-        .unwrap_or(u64::MAX);
-    let summarise: Vec<bool> = shape
-        .iter()
-        .map(|&n| !full && total > SUMMARY_THRESHOLD && n > 2 * EDGE_ITEMS)
-        .collect();
-    let (view, shown) = if summarise.iter().any(|&s| s) {
-        let items = shape
-            .iter()
-            .zip(&summarise)
-            .map(|(&n, &s)| {
-                if s {
-                    let e = EDGE_ITEMS as i64;
-                    let n = n as i64;
-                    let idx: Vec<i64> = (0..e).chain(n - e..n).collect();
-                    SelectionItem::Array(
-                        ArrayD::from_shape_vec(IxDyn(&[idx.len()]), idx)
-                            .unwrap_or_else(|_| ArrayD::zeros(IxDyn(&[0]))),
-                    )
-                } else {
-                    SelectionItem::Slice(Slice::full())
-                }
-            })
-            .collect();
-        let corners = view.oindex(&Selection::new(items))?;
-        let shown = corners.shape();
-        (corners, shown)
-    } else {
-        (view.clone(), shape.clone())
-    };
-    let data = view.read_bytes().await?;
-    let dims: Vec<usize> = shown.iter().map(|&n| n as usize).collect();
-    let mut text = format_nested(printer, &dims, &summarise, &data);
-    if summarise.iter().any(|&s| s) {
-        text.push_str(&format!(
-            "\n(shape {shape:?}, {total} values; the first and last {EDGE_ITEMS} along each \
-             long dimension shown; --full prints all, -o FILE.npy saves all)"
-        ));
+/// Writes a `.npy` file whole or not at all (`-`: standard output).
+fn write_npy(path: &Path, ty: NpyType, shape: &[u64], data: &[u8]) -> Result<()> {
+    if path.as_os_str() == "-" {
+        let mut out = Stdout::lock();
+        npy::write_npy(&mut out, ty, shape, data).map_err(|e| match e {
+            npy::NpyError::Io(io) => stdout_error(io),
+            e => e.into(),
+        })?;
+        return out.finish();
     }
-    Ok(text)
+    crate::outfile::write_whole(path, |out| {
+        npy::write_npy(out, ty, shape, data)
+            .map_err(|e| CliError::from(e).context(format!("writing {}", quoted_path(path))))
+    })
+}
+
+/// Prints the values of a view; large views are summarised, and only the values shown are
+/// read (see [`crate::summary`]).
+async fn print_view(view: &ArrayView, printer: Printer, full: bool, max_bytes: u64) -> Result<()> {
+    let shape = view.shape();
+    let extents = summary::extents(&shape, full);
+    let shown_view = if summary::is_summary(&extents) {
+        let items = extents
+            .iter()
+            .map(|e| match e.indices() {
+                Some(idx) => {
+                    let n = idx.len();
+                    ArrayD::from_shape_vec(IxDyn(&[n]), idx)
+                        .map(SelectionItem::Array)
+                        .map_err(|e| CliError::new(format!("internal error: {e}")))
+                }
+                None => Ok(SelectionItem::Slice(Slice::full())),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        view.oindex(&Selection::new(items))?
+    } else {
+        view.clone()
+    };
+    check_result_size(&shown_view.shape(), printer.size(), max_bytes)?;
+    let data = shown_view.read_bytes().await?;
+    let mut out = Stdout::lock();
+    write_nested(&mut out, printer, &extents, &data).map_err(stdout_error)?;
+    if summary::is_summary(&extents) {
+        let shown = summary::shown_count(&extents);
+        let cut_further = extents
+            .iter()
+            .any(|e| matches!(e, Extent::Cut { head, tail, .. } if head + tail < 2 * EDGE_ITEMS));
+        let how = if cut_further {
+            format!(
+                "the first and last {EDGE_ITEMS} along each long dimension, fewer along the \
+                 outer ones to show at most {SUMMARY_LIMIT}"
+            )
+        } else {
+            format!("the first and last {EDGE_ITEMS} along each long dimension")
+        };
+        write!(
+            out,
+            "\n(shape {shape:?}, {} values; {shown} shown: {how}; --full prints all, -o \
+             FILE.npy saves all)",
+            Count::of_shape(&shape)
+        )
+        .map_err(stdout_error)?;
+    }
+    writeln!(out).map_err(stdout_error)?;
+    out.finish()
 }

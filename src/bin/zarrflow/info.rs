@@ -9,6 +9,7 @@ use zarrflow::metadata::ArrayMetadata;
 use zarrflow::store::{Store, StoreKey};
 
 use crate::cli::InfoArgs;
+use crate::count::Count;
 use crate::error::{CliError, Result};
 use crate::select::open_store;
 
@@ -27,11 +28,11 @@ pub async fn run(args: InfoArgs) -> Result<()> {
         out.insert("stats".into(), stats);
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&Value::Object(out))?);
+        let doc = serde_json::to_string_pretty(&Value::Object(out))?;
+        crate::output::print(&format!("{doc}\n"))
     } else {
-        print!("{}", text(&out));
+        crate::output::print(&text(&out))
     }
-    Ok(())
 }
 
 /// The JSON description of an array: the library's [`ArrayMetadata::info`], so that the
@@ -89,19 +90,14 @@ async fn stats_json(store: &Store, meta: &ArrayMetadata) -> Result<Value> {
         .await
         .map_err(|e| CliError::from(e).context(format!("listing {}", store.url())))?;
     let meta_doc = root.clone().join("zarr.json");
-    let (mut count, mut bytes) = (0u64, 0u64);
+    let (mut count, mut bytes) = (0u64, 0u128);
     for m in &metas {
         if m.location != meta_doc {
             count += 1;
-            bytes += m.size;
+            bytes += u128::from(m.size);
         }
     }
-    let grid: u64 = meta
-        .chunk_grid()
-        .grid_shape(meta.shape())
-        .iter()
-        .try_fold(1u64, |a, &n| a.checked_mul(n))
-        .unwrap_or(u64::MAX);
+    let grid = Count::of_shape(&meta.chunk_grid().grid_shape(meta.shape()));
     let unit = if meta.codecs().sharding().is_some() {
         "shard"
     } else {
@@ -110,9 +106,17 @@ async fn stats_json(store: &Store, meta: &ArrayMetadata) -> Result<Value> {
     Ok(json!({
         "unit": unit,
         "stored": count,
-        "grid": grid,
-        "stored_bytes": bytes,
+        "grid": exact_json(grid),
+        "stored_bytes": exact_json(Count::Exact(bytes)),
     }))
+}
+
+/// A count as a JSON number when it fits in `u64`, else as its exact decimal string.
+fn exact_json(count: Count) -> Value {
+    match count.as_u64() {
+        Some(n) => json!(n),
+        None => json!(count.to_string()),
+    }
 }
 
 fn compact(v: &Value) -> String {
@@ -208,11 +212,17 @@ fn text(o: &Map<String, Value>) -> String {
         if let Some(s) = o.get("stats") {
             let unit = s.get("unit").map(compact).unwrap_or_default();
             let stored = s.get("stored").and_then(Value::as_u64).unwrap_or(0);
-            let grid = s.get("grid").and_then(Value::as_u64).unwrap_or(0);
-            let bytes = s.get("stored_bytes").and_then(Value::as_u64).unwrap_or(0);
+            let grid = s.get("grid").map(compact).unwrap_or_default();
+            let bytes = match s.get("stored_bytes").and_then(Value::as_u64) {
+                Some(n) => human_bytes(n),
+                None => format!(
+                    "{} bytes",
+                    s.get("stored_bytes").map(compact).unwrap_or_default()
+                ),
+            };
             line(
                 &format!("stored {unit}s"),
-                format!("{stored} of {grid}, {}", human_bytes(bytes)),
+                format!("{stored} of {grid}, {bytes}"),
             );
         }
     } else {

@@ -3,19 +3,27 @@
 //!
 //! Every subcommand takes a URL: a path, `file://`, `s3://bucket/key`, `gs://bucket/key`,
 //! `az://container/key` or `http(s)://` (read-only). Errors are one line on standard error
-//! and a non-zero exit status (1 for a failed operation, 2 for a usage error).
+//! and a non-zero exit status (1 for a failed operation, 2 for a usage error). When the
+//! reader of standard output closes it early, the process ends quietly, killed by `SIGPIPE`
+//! (a shell reports status 141), as `cat` and `git` do.
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 
 mod cli;
 mod copy;
+mod count;
 mod create;
 mod error;
 mod get;
 mod info;
+mod input;
+mod outfile;
+mod output;
 mod parse;
 mod progress;
+mod quote;
 mod select;
 mod set;
+mod summary;
 mod tree;
 mod values;
 
@@ -39,6 +47,10 @@ fn tune_allocator() {
 
 fn main() -> ExitCode {
     tune_allocator();
+    // for bounding echoes in messages (`args()` would panic on an argument that is not UTF-8)
+    let args: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -50,11 +62,14 @@ fn main() -> ExitCode {
                     | ErrorKind::DisplayVersion
                     | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
             ) {
-                let _ = e.print();
-                return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+                return match e.print() {
+                    Ok(()) => ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)),
+                    Err(io) => report(output::stdout_error(io), &args),
+                };
             }
             // usage errors: one line, exit status 2
-            eprintln!("zarrflow: error: {}", usage_message(&e));
+            let line = quote::bound_echoes(&usage_message(&e), &args);
+            output::eprint_line(&format!("zarrflow: error: {line}"));
             return ExitCode::from(2);
         }
     };
@@ -65,18 +80,46 @@ fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("zarrflow: error: cannot start the async runtime: {e}");
+            output::eprint_line(&format!(
+                "zarrflow: error: cannot start the async runtime: {e}"
+            ));
             return ExitCode::FAILURE;
         }
     };
     let result = runtime.block_on(run(cli.command));
+    drop(runtime);
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("zarrflow: error: {e}");
-            ExitCode::from(e.exit_code())
-        }
+        Err(e) => report(e, &args),
     }
+}
+
+/// Reports a failed command on standard error (its echoes of long arguments bounded) and
+/// returns its exit status; a closed standard output ends the process as `SIGPIPE` would.
+fn report(e: error::CliError, args: &[String]) -> ExitCode {
+    if e.is_output_closed() {
+        return die_of_sigpipe(e.exit_code());
+    }
+    output::eprint_line(&format!(
+        "zarrflow: error: {}",
+        quote::bound_echoes(&e.to_string(), args)
+    ));
+    ExitCode::from(e.exit_code())
+}
+
+/// Ends the process quietly after its reader closed standard output: killed by `SIGPIPE`, as
+/// `cat` or `git` are (the Rust runtime ignores the signal, so the write failed with `EPIPE`
+/// instead; git's `check_pipe` does the same). A shell reports status 141, `128 + SIGPIPE`,
+/// which `status` is, should the signal not end the process.
+fn die_of_sigpipe(status: u8) -> ExitCode {
+    #[cfg(unix)]
+    // SAFETY: `signal` and `raise` are async-signal-safe libc calls with valid arguments; the
+    // default action of SIGPIPE terminates the process, which is the intent.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::raise(libc::SIGPIPE);
+    }
+    ExitCode::from(status)
 }
 
 /// Installs a subscriber printing events to standard error when asked for: `-v` enables
@@ -108,6 +151,8 @@ fn init_tracing(verbose: u8) {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .with_timer(tracing_subscriber::fmt::time::uptime())
+        // a failed write to standard error is dropped: reporting it would panic
+        .log_internal_errors(false)
         .try_init();
 }
 
@@ -122,6 +167,7 @@ fn usage_message(e: &clap::Error) -> String {
             std::error::Error::source(e),
         )
     {
+        let value = quote::quoted(value);
         let text = error::CliError::usage(format!("invalid value '{value}' for '{arg}': {why}"));
         return format!("{text} (see --help)");
     }

@@ -15,6 +15,7 @@ use zarrs::metadata::FillValueMetadata;
 use zarrs::metadata::v3::MetadataV3;
 
 use crate::error::{CliError, Result};
+use crate::quote::quoted;
 
 // ---- clap value parsers ----------------------------------------------------------------------
 
@@ -38,7 +39,7 @@ pub fn parse_shape(text: &str) -> Result<Shape, String> {
             p.trim().parse::<u64>().map_err(|_| {
                 format!(
                     "`{}` is not a non-negative integer (expected e.g. 100,200)",
-                    p.trim()
+                    quoted(p.trim())
                 )
             })
         })
@@ -92,7 +93,8 @@ fn parse_level(text: &str, range: std::ops::RangeInclusive<i64>) -> Result<i64, 
         .filter(|l| range.contains(l))
         .ok_or_else(|| {
             format!(
-                "level `{text}` is not an integer in {}..={}",
+                "level `{}` is not an integer in {}..={}",
+                quoted(text),
                 range.start(),
                 range.end()
             )
@@ -118,7 +120,10 @@ pub fn parse_codec(text: &str) -> Result<Compressor, String> {
                 .into_iter()
                 .find(|c| *c == name)
                 .ok_or_else(|| {
-                    format!("unknown blosc compressor `{name}` (blosclz, lz4, lz4hc, zlib or zstd)")
+                    format!(
+                        "unknown blosc compressor `{}` (blosclz, lz4, lz4hc, zlib or zstd)",
+                        quoted(name)
+                    )
                 })?;
             let level = match rest.get(1) {
                 Some(l) => parse_level(l, 0..=9)? as u32,
@@ -193,17 +198,79 @@ pub fn parse_attributes(text: &str) -> Result<Map<String, Value>, String> {
     }
 }
 
+/// Parses a byte size (`--max-bytes`, `--max-transform-bytes`): a number of bytes, or a
+/// number followed by `KiB`, `MiB`, `GiB` or `TiB` (case-insensitive, a space allowed).
+pub fn parse_byte_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "kib" => 10,
+        "mib" => 20,
+        "gib" => 30,
+        "tib" => 40,
+        _ => {
+            return Err(format!(
+                "`{}` is not a size (expected bytes, or a number with KiB, MiB, GiB or TiB, \
+                 e.g. 4GiB)",
+                quoted(t)
+            ));
+        }
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1u64 << shift))
+        .ok_or_else(|| {
+            format!(
+                "`{}` is not a size of at most 2^64 - 1 bytes (expected e.g. 4GiB)",
+                quoted(t)
+            )
+        })
+}
+
 // ---- values parsed when the command runs ----------------------------------------------------
+
+/// Checks the name of `--dtype` against zarrflow's data types: a usage error names the
+/// valid ones, and says what a raw type `r<bits>` needs (Zarr v3: bits a positive multiple
+/// of 8; zarrflow: at most 1 MiB per element).
+pub fn check_data_type_name(name: &str) -> Result<zarrflow::DataType> {
+    name.parse::<zarrflow::DataType>().map_err(|_| {
+        let raw = name
+            .strip_prefix('r')
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+        if raw {
+            CliError::usage(format!(
+                "--dtype `{}`: a raw type's bits must be a positive multiple of 8 (Zarr v3 \
+                 `r*`), at most {} (1 MiB per element)",
+                quoted(name),
+                zarrflow::npy::MAX_VOID_SIZE * 8,
+            ))
+        } else {
+            CliError::usage(format!(
+                "--dtype: unknown data type `{}`; valid names: {}",
+                quoted(name),
+                zarrflow::DataType::valid_names()
+            ))
+        }
+    })
+}
 
 /// The data type of `--dtype` (given to `ArraySpec::new`), with a one-line error naming it.
 pub fn data_type_of(meta: &MetadataV3) -> Result<DataType> {
-    DataType::from_metadata(meta)
-        .map_err(|e| CliError::usage(format!("unsupported data type `{}`: {e}", meta.name())))
+    DataType::from_metadata(meta).map_err(|e| {
+        CliError::usage(format!(
+            "unsupported data type `{}`: {e}",
+            quoted(meta.name())
+        ))
+    })
 }
 
 /// Parses a SELECTION (its meaning depends on --oindex / --vindex and the array).
 pub fn parse_selection(text: &str) -> Result<Selection> {
-    Selection::parse(text).map_err(|e| CliError::usage(format!("selection `{text}`: {e}")))
+    Selection::parse(text)
+        .map_err(|e| CliError::usage(format!("selection `{}`: {e}", quoted(text))))
 }
 
 /// The zarr.json fill-value JSON of a bare command-line string: numbers, `true`/`false`,
@@ -220,21 +287,171 @@ pub fn bare_to_json(text: &str) -> Value {
 /// The fill-value metadata of a bare string.
 pub fn bare_to_metadata(text: &str) -> Result<FillValueMetadata> {
     let json = bare_to_json(text);
-    serde_json::from_value(json.clone())
-        .map_err(|e| CliError::usage(format!("invalid value {json}: {e}")))
+    serde_json::from_value(json)
+        .map_err(|e| CliError::usage(format!("invalid value `{}`: {e}", quoted(text.trim()))))
 }
 
 /// The native-endian bytes of one element given as a bare string (`--fill-value`,
-/// `--value`).
+/// `--value`). A value the data type cannot hold is refused, never narrowed: integers out of
+/// range, and for float types (and each part of a complex value) a number whose nearest
+/// value of the type is infinite, or a nonzero number whose nearest value is zero
+/// (subnormal results are kept). `NaN`, `Infinity`, `-Infinity` and bit patterns are exact.
 pub fn value_bytes(data_type: &DataType, name: &str, text: &str) -> Result<Vec<u8>> {
     let meta = bare_to_metadata(text)?;
-    let fill = data_type.fill_value_v3(&meta).map_err(|_| {
+    let refused = |why: String| {
         CliError::usage(format!(
-            "`{text}` is not a valid value for data type {name} (expected {})",
-            expected_form(name)
+            "`{}` is not a valid value for data type {name}: {why}",
+            quoted(text.trim())
         ))
-    })?;
-    Ok(fill.as_ne_bytes().to_vec())
+    };
+    let float = float_parts(name);
+    // the literal of each float part, when the value has the type's form
+    let literals = float.and_then(|f| f.literals(text));
+    let fill = match data_type.fill_value_v3(&meta) {
+        Ok(fill) => fill,
+        Err(_) => {
+            // a number JSON cannot hold as a float (1e400) is out of range, not malformed
+            let out_of_range = float.zip(literals.as_ref()).and_then(|(f, literals)| {
+                literals
+                    .iter()
+                    .find(|t| is_number(t) && t.parse::<f64>().is_ok_and(f64::is_infinite))
+                    .map(|t| f.overflow(t))
+            });
+            return Err(refused(
+                out_of_range.unwrap_or_else(|| format!("expected {}", expected_form(name))),
+            ));
+        }
+    };
+    let bytes = fill.as_ne_bytes().to_vec();
+    if let (Some(f), Some(literals)) = (float, literals) {
+        for (literal, part) in literals.iter().zip(bytes.chunks_exact(f.part_size)) {
+            if !is_number(literal) {
+                continue; // NaN, Infinity, -Infinity, a bit pattern: exact
+            }
+            let value = float_value(part);
+            if value.is_infinite() {
+                return Err(refused(f.overflow(literal)));
+            }
+            if value == 0.0 && is_nonzero_literal(literal) {
+                return Err(refused(f.underflow(literal)));
+            }
+        }
+    }
+    Ok(bytes)
+}
+
+/// The float parts of a float or complex type: their size and range, for refusing values
+/// outside it.
+#[derive(Debug, Clone, Copy)]
+struct FloatParts {
+    /// Bytes of each part.
+    part_size: usize,
+    /// Whether the type is complex (two parts, written `[re, im]`).
+    complex: bool,
+    /// The part type's name.
+    name: &'static str,
+    /// Its largest finite value, as text.
+    max: &'static str,
+    /// Its smallest positive (subnormal) value, as text.
+    min_positive: &'static str,
+}
+
+impl FloatParts {
+    /// The literal of each part: the value itself, or the two items of a complex `[re, im]`;
+    /// `None` when the text does not have that form.
+    fn literals<'a>(&self, text: &'a str) -> Option<Vec<&'a str>> {
+        let t = text.trim();
+        let list = t.strip_prefix('[').and_then(|s| s.strip_suffix(']'));
+        match (self.complex, list) {
+            (false, None) => Some(vec![t]),
+            (true, Some(items)) => {
+                let items: Vec<&str> = items.split(',').map(str::trim).collect();
+                (items.len() == 2).then_some(items)
+            }
+            _ => None,
+        }
+    }
+
+    /// Why a literal beyond the part type's range is refused.
+    fn overflow(&self, literal: &str) -> String {
+        format!(
+            "{} beyond the largest finite {} ({}); write Infinity or -Infinity for an infinity",
+            self.subject(literal),
+            self.name,
+            self.max
+        )
+    }
+
+    /// Why a nonzero literal that rounds to zero is refused.
+    fn underflow(&self, literal: &str) -> String {
+        format!(
+            "{} nonzero but would be stored as 0 (the smallest positive {} is {}); write 0 \
+             for zero",
+            self.subject(literal),
+            self.name,
+            self.min_positive
+        )
+    }
+
+    /// `it is` for a float, `its part X is` for a part of a complex value.
+    fn subject(&self, literal: &str) -> String {
+        if self.complex {
+            format!("its part {} is", quoted(literal))
+        } else {
+            "it is".into()
+        }
+    }
+}
+
+/// The float parts of a float or complex type.
+fn float_parts(name: &str) -> Option<FloatParts> {
+    let (part_size, complex) = match name {
+        "float16" => (2, false),
+        "float32" => (4, false),
+        "float64" => (8, false),
+        "complex64" => (4, true),
+        "complex128" => (8, true),
+        _ => return None,
+    };
+    let (name, max, min_positive) = match part_size {
+        2 => ("float16", "65504", "5.96e-8"),
+        4 => ("float32", "3.4028235e38", "1e-45"),
+        _ => ("float64", "1.7976931348623157e308", "5e-324"),
+    };
+    Some(FloatParts {
+        part_size,
+        complex,
+        name,
+        max,
+        min_positive,
+    })
+}
+
+/// Whether a literal is a JSON number (not a string such as `"NaN"` or `0x7fc00000`).
+fn is_number(literal: &str) -> bool {
+    let t = literal.strip_prefix('-').unwrap_or(literal);
+    t.starts_with(|c: char| c.is_ascii_digit()) && !t.starts_with("0x") && !t.starts_with("0X")
+}
+
+/// Whether a JSON number literal is nonzero: a digit 1-9 before its exponent.
+fn is_nonzero_literal(literal: &str) -> bool {
+    literal
+        .split(['e', 'E'])
+        .next()
+        .is_some_and(|mantissa| mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b)))
+}
+
+/// The value of one native-endian float of 2, 4 or 8 bytes.
+fn float_value(b: &[u8]) -> f64 {
+    match b.len() {
+        2 => half::f16::from_ne_bytes([b[0], b[1]]).to_f64(),
+        4 => f64::from(f32::from_ne_bytes([b[0], b[1], b[2], b[3]])),
+        _ => {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(&b[..8]);
+            f64::from_ne_bytes(a)
+        }
+    }
 }
 
 /// The fill-value forms a data type accepts, for error messages.
@@ -441,6 +658,88 @@ mod tests {
             assert!(e.contains(t), "{e}");
         }
         assert!(data_type_of(&MetadataV3::new("float99")).is_err());
+    }
+
+    #[test]
+    fn byte_sizes() {
+        assert_eq!(parse_byte_size("4096").unwrap(), 4096);
+        assert_eq!(parse_byte_size("4GiB").unwrap(), 4 << 30);
+        assert_eq!(parse_byte_size("64 mib").unwrap(), 64 << 20);
+        assert_eq!(parse_byte_size("1KiB").unwrap(), 1024);
+        assert_eq!(parse_byte_size("7B").unwrap(), 7);
+        assert_eq!(parse_byte_size("16777215TiB").unwrap(), 16777215 << 40);
+        for bad in [
+            "",
+            "GiB",
+            "4GB",
+            "4 PB",
+            "-1",
+            "1.5GiB",
+            "16777216TiB",
+            "99999999999999999999",
+        ] {
+            assert!(parse_byte_size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn values_that_do_not_fit_are_refused() {
+        let refused = |t: &str, v: &str| value_bytes(&dt(t), t, v).unwrap_err().to_string();
+        let e = refused("float32", "3.4028236e38");
+        assert!(
+            e.contains("beyond the largest finite float32 (3.4028235e38)"),
+            "{e}"
+        );
+        let e = refused("float32", "1e-50");
+        assert!(e.contains("nonzero but would be stored as 0"), "{e}");
+        let e = refused("float64", "1e400");
+        assert!(e.contains("beyond the largest finite float64"), "{e}");
+        let e = refused("float16", "65520");
+        assert!(e.contains("float16 (65504)"), "{e}");
+        let e = refused("complex64", "[0, 1e39]");
+        assert!(e.contains("its part 1e39 is beyond"), "{e}");
+        // a value of the wrong form is not called out of range
+        let e = refused("complex64", "1e400");
+        assert!(e.contains("expected a pair"), "{e}");
+        let e = refused("float32", "[1e400, 0]");
+        assert!(e.contains("expected a number"), "{e}");
+        assert_eq!(refused("float32", "1e-50"), refused("float32", " 1e-50 "));
+        // what fits, exactly or rounded to a nonzero finite value
+        let f32_of = |v: &str| {
+            f32::from_ne_bytes(
+                value_bytes(&dt("float32"), "float32", v)
+                    .unwrap()
+                    .try_into()
+                    .unwrap(),
+            )
+        };
+        assert_eq!(f32_of("1e-45"), f32::from_bits(1));
+        assert_eq!(f32_of("3.40282356e38"), f32::MAX);
+        assert_eq!(f32_of("-0").to_bits(), (-0.0f32).to_bits());
+        assert_eq!(f32_of("0e-999"), 0.0);
+        assert!(f32_of("Infinity").is_infinite());
+        assert!(is_nonzero_literal("0.0001") && !is_nonzero_literal("0.000e5"));
+        assert!(is_number("-1e5") && !is_number("0x7fc00000") && !is_number("\"NaN\""));
+    }
+
+    #[test]
+    fn data_type_names() {
+        assert_eq!(
+            check_data_type_name("r24").unwrap(),
+            zarrflow::DataType::Raw { bits: 24 }
+        );
+        for raw in ["r0", "r7", "r8388616"] {
+            let e = check_data_type_name(raw).unwrap_err();
+            assert!(e.to_string().contains("positive multiple of 8"), "{e}");
+            assert_eq!(e.exit_code(), 2);
+        }
+        let e = check_data_type_name(&"y".repeat(1000))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown data type") && e.contains('…') && e.len() < 400,
+            "{e}"
+        );
     }
 
     #[test]

@@ -4,9 +4,10 @@ use zarrflow::array::{Array, ArrayOptions, ArrayView};
 use zarrflow::index::SelectionItem;
 use zarrflow::store::{Store, StoreKey, StoreOptions};
 
-use crate::cli::ModeArgs;
+use crate::cli::{LimitArgs, ModeArgs};
 use crate::error::{CliError, Result};
 use crate::parse::parse_selection;
+use crate::quote::{quoted, quoted_path};
 
 /// Opens the store rooted at a URL (a path or a URL).
 pub fn open_store(url: &str) -> Result<Store> {
@@ -22,8 +23,14 @@ pub async fn open_array(url: &str) -> Result<Array> {
     Ok(Array::open_in(&store, &StoreKey::root(), ArrayOptions::default()).await?)
 }
 
-/// The view of `array` selected by a SELECTION string, or by a transform file.
-pub fn view_of(array: &Array, selection: &str, mode: &ModeArgs) -> Result<ArrayView> {
+/// The view of `array` selected by a SELECTION string, or by a transform file (read within
+/// `--max-transform-bytes`).
+pub fn view_of(
+    array: &Array,
+    selection: &str,
+    mode: &ModeArgs,
+    limits: &LimitArgs,
+) -> Result<ArrayView> {
     let whole = array.view();
     if let Some(path) = &mode.transform {
         if !selection.trim().is_empty() {
@@ -31,11 +38,10 @@ pub fn view_of(array: &Array, selection: &str, mode: &ModeArgs) -> Result<ArrayV
                 "--transform replaces SELECTION; give one or the other",
             ));
         }
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| CliError::new(format!("cannot read {}: {e}", path.display())))?;
+        let text = crate::input::read_transform(path, limits.max_transform_bytes)?;
         return whole
             .transformed_json(&text)
-            .map_err(|e| CliError::from(e).context(path.display()));
+            .map_err(|e| CliError::from(e).context(quoted_path(path)));
     }
     let sel = parse_selection(selection)?;
     let view = if mode.oindex {
@@ -45,15 +51,16 @@ pub fn view_of(array: &Array, selection: &str, mode: &ModeArgs) -> Result<ArrayV
     } else {
         if let Some(pos) = sel.items().iter().position(SelectionItem::is_array) {
             return Err(CliError::usage(format!(
-                "selection `{selection}`: item {} is a list; lists need --oindex (outer: each \
+                "selection `{}`: item {} is a list; lists need --oindex (outer: each \
                  list selects along its own dimension) or --vindex (vectorised: lists broadcast \
                  together and select points)",
+                quoted(selection),
                 pos + 1
             )));
         }
         whole.get(&sel)
     };
-    view.map_err(|e| CliError::from(e).context(format!("selection `{selection}`")))
+    view.map_err(|e| CliError::from(e).context(format!("selection `{}`", quoted(selection))))
 }
 
 /// Prints an explanation: its text, or its JSON with `json`.
@@ -62,15 +69,11 @@ pub fn print_explain(
     value: &impl serde::Serialize,
     json: bool,
 ) -> Result<()> {
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
     if json {
         let doc = serde_json::to_string_pretty(value)
             .map_err(|e| CliError::new(format!("cannot print the explanation as JSON: {e}")))?;
-        writeln!(stdout, "{doc}")?;
+        crate::output::print(&format!("{doc}\n"))
     } else {
-        write!(stdout, "{text}")?;
+        crate::output::print(&text.to_string())
     }
-    stdout.flush()?;
-    Ok(())
 }

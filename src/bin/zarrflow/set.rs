@@ -2,18 +2,20 @@
 
 use std::path::Path;
 
-use zarrflow::npy::{self, Npy, NpyType};
+use zarrflow::npy::{NpyHeader, NpyType};
 
 use crate::cli::SetArgs;
+use crate::count::Count;
 use crate::error::{CliError, Result};
 use crate::get::element_type;
 use crate::parse::value_bytes;
+use crate::quote::quoted_path;
 use crate::select::{open_array, view_of};
 
 /// Runs `zarrflow set`.
 pub async fn run(args: SetArgs) -> Result<()> {
     let array = open_array(&args.url).await?;
-    let view = view_of(&array, &args.selection, &args.mode)?;
+    let view = view_of(&array, &args.selection, &args.mode, &args.limits)?;
     if args.explain {
         // what any values would do: --from / --value are not read
         let explain = view.explain_write().await?;
@@ -21,23 +23,14 @@ pub async fn run(args: SetArgs) -> Result<()> {
     }
     let (dt, _) = element_type(&array)?;
     let target = view.shape();
-    let count: u64 = target.iter().product();
     match (&args.from, &args.value) {
         (Some(path), _) => {
-            let file = read_npy(path)?;
             let want = NpyType::of(array.data_type());
-            if file.ty() != want {
-                return Err(CliError::usage(format!(
-                    "{}: holds {} values, but the array's data type is {dt} ({}); convert it \
-                     first (e.g. numpy's astype)",
-                    path.display(),
-                    file.ty(),
-                    want
-                )));
-            }
+            let check = |header: &NpyHeader| check_npy_header(header, path, want, &dt, &target);
+            let file = crate::input::read_npy(path, check, args.limits.max_bytes)?;
             view.write_bytes(&file.data, file.shape())
                 .await
-                .map_err(|e| CliError::from(e).context(format!("--from {}", path.display())))?;
+                .map_err(|e| CliError::from(e).context(format!("--from {}", quoted_path(path))))?;
         }
         (None, Some(value)) => {
             let bytes = value_bytes(array.metadata().data_type(), &dt, value)
@@ -46,23 +39,43 @@ pub async fn run(args: SetArgs) -> Result<()> {
         }
         (None, None) => return Err(CliError::usage("give --from IN.npy or --value X")),
     }
-    println!(
-        "wrote {count} values (selection shape {target:?}) to {}",
+    crate::output::print(&format!(
+        "wrote {} values (selection shape {target:?}) to {}\n",
+        Count::of_shape(&target),
         array.store().url()
-    );
-    Ok(())
+    ))
+    .map_err(|e| e.context("the values were written, but printing so failed"))
 }
 
-/// Reads a `.npy` file: `PATH: not a valid .npy file: ...` when it is malformed,
-/// `PATH: ...` when it holds what zarrflow does not support.
-fn read_npy(path: &Path) -> Result<Npy> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| CliError::new(format!("cannot read {}: {e}", path.display())))?;
-    npy::read_npy_vec(bytes).map_err(|e| {
-        if e.is_unsupported() {
-            CliError::new(format!("{}: {e}", path.display()))
-        } else {
-            CliError::new(format!("{}: not a valid .npy file: {e}", path.display()))
-        }
-    })
+/// Refuses a `--from` file, before its data is read, whose type is not the array's or whose
+/// shape holds more values than the selection: a shape that broadcasts to the selection's
+/// has at most as many (one, for an empty selection), so the data read is bounded by the
+/// selection. The exact broadcasting rules are the library's.
+fn check_npy_header(
+    header: &NpyHeader,
+    path: &Path,
+    want: NpyType,
+    dt: &str,
+    target: &[u64],
+) -> Result<()> {
+    if header.descr.ty != want {
+        return Err(CliError::usage(format!(
+            "{}: holds {} values, but the array's data type is {dt} ({want}); convert it \
+             first (e.g. numpy's astype)",
+            quoted_path(path),
+            header.descr.ty,
+        )));
+    }
+    let values = Count::of_shape(&header.shape);
+    let most = Count::of_shape(target).max(Count::Exact(1));
+    if values > most {
+        return Err(CliError::usage(format!(
+            "--from {}: its shape {:?} ({values} values) does not broadcast to the selection's \
+             shape {target:?} ({} values)",
+            quoted_path(path),
+            header.shape,
+            Count::of_shape(target)
+        )));
+    }
+    Ok(())
 }

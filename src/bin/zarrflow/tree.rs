@@ -24,8 +24,7 @@ pub async fn run(args: TreeArgs) -> Result<()> {
             walk(&g, String::new(), &mut out).await?;
         }
     }
-    print!("{out}");
-    Ok(())
+    crate::output::print(&out)
 }
 
 /// `[shape] data_type`, plus the chunking.

@@ -1,7 +1,11 @@
 //! Values on the screen: element bytes to readable JSON-like text (command-line values are
 //! parsed in [`crate::parse`]).
 
+use std::io::{self, Write};
+
 use half::f16;
+
+use crate::summary::Extent;
 
 /// How to print one element.
 #[derive(Debug, Clone, Copy)]
@@ -122,79 +126,78 @@ fn json_f32(v: f32) -> String {
     }
 }
 
-/// Results with more elements than this are summarised.
-pub const SUMMARY_THRESHOLD: u64 = 1000;
-/// Elements kept at each end of a summarised dimension.
-pub const EDGE_ITEMS: u64 = 3;
-
-/// Prints C-order elements of `shape` as nested JSON lists, one innermost list per line.
+/// Writes C-order elements as nested JSON lists, one innermost list per line, streaming:
+/// nothing beyond one element's text is held.
 ///
-/// `summarised[d]` marks dimensions of which only the first and last [`EDGE_ITEMS`] are
-/// present in `data` (and `shape[d]` is then `2 * EDGE_ITEMS`): a `...` goes between them.
-pub fn format_nested(
+/// `extents` says what `data` holds of each dimension: all of it, or its first and last
+/// elements (a `...` goes between them). `data` holds exactly the elements shown.
+pub fn write_nested(
+    out: &mut dyn Write,
     printer: Printer,
-    shape: &[usize],
-    summarised: &[bool],
+    extents: &[Extent],
     data: &[u8],
-) -> String {
-    let mut out = String::new();
-    if shape.is_empty() {
-        out.push_str(&printer.format(&data[..printer.size()]));
-        return out;
+) -> io::Result<()> {
+    if extents.is_empty() {
+        return out.write_all(printer.format(&data[..printer.size()]).as_bytes());
     }
     let mut offset = 0;
-    nested(printer, shape, summarised, data, &mut offset, 0, &mut out);
-    out
+    nested(out, printer, extents, data, &mut offset, 0)
+}
+
+/// The text [`write_nested`] writes.
+#[cfg(test)]
+pub fn format_nested(printer: Printer, extents: &[Extent], data: &[u8]) -> String {
+    let mut out = Vec::new();
+    write_nested(&mut out, printer, extents, data).expect("writing to memory");
+    String::from_utf8(out).expect("UTF-8")
 }
 
 fn nested(
+    out: &mut dyn Write,
     p: Printer,
-    shape: &[usize],
-    summarised: &[bool],
+    extents: &[Extent],
     data: &[u8],
     offset: &mut usize,
     depth: usize,
-    out: &mut String,
-) {
-    out.push('[');
-    let n = shape[depth];
-    let half = if summarised[depth] {
-        Some(EDGE_ITEMS as usize)
+) -> io::Result<()> {
+    let innermost = depth + 1 == extents.len();
+    // between items: `, ` in a row; between rows `,` and a line break, and between blocks of
+    // rank 3 and more blank lines too (as NumPy), then the indentation
+    let separator = if innermost {
+        ", ".to_string()
     } else {
-        None
+        let mut s = String::from(",");
+        s.extend(std::iter::repeat_n('\n', extents.len() - depth - 1));
+        s.extend(std::iter::repeat_n(' ', depth + 1));
+        s
     };
-    for i in 0..n {
-        if i > 0 {
-            out.push(',');
-            if depth + 1 == shape.len() {
-                out.push(' ');
-            } else {
-                // a blank line between blocks of rank 3 and more, as NumPy
-                out.push('\n');
-                for _ in 0..shape.len() - depth - 2 {
-                    out.push('\n');
-                }
-                out.push_str(&" ".repeat(depth + 1));
+    let (shown, gap_at) = match extents[depth] {
+        Extent::Whole(n) => (n, None),
+        Extent::Cut { head, tail, .. } => (head + tail, Some(head)),
+    };
+    out.write_all(b"[")?;
+    for i in 0..=shown {
+        if gap_at == Some(i) {
+            if i > 0 {
+                out.write_all(separator.as_bytes())?;
             }
+            out.write_all(b"...")?;
         }
-        if half == Some(i) {
-            out.push_str("...");
-            if depth + 1 == shape.len() {
-                out.push_str(", ");
-            } else {
-                out.push_str(",\n");
-                out.push_str(&" ".repeat(depth + 1));
-            }
+        if i == shown {
+            break;
         }
-        if depth + 1 == shape.len() {
+        if i > 0 || gap_at == Some(0) {
+            out.write_all(separator.as_bytes())?;
+        }
+        if innermost {
             let size = p.size();
-            out.push_str(&p.format(&data[*offset..*offset + size]));
+            out.write_all(p.format(&data[*offset..*offset + size]).as_bytes())?;
             *offset += size;
         } else {
-            nested(p, shape, summarised, data, offset, depth + 1, out);
+            nested(out, p, extents, data, offset, depth + 1)?;
         }
     }
-    out.push(']');
+    out.write_all(b"]")
 }
 
 #[cfg(test)]
@@ -209,13 +212,13 @@ mod tests {
             .flat_map(|v| v.to_ne_bytes())
             .collect();
         assert_eq!(
-            format_nested(p, &[2, 2], &[false, false], &data),
+            format_nested(p, &whole(&[2, 2]), &data),
             "[[0.1, \"NaN\"],\n [\"-Infinity\", 1e+30]]"
         );
-        assert_eq!(format_nested(p, &[], &[], &data[..4]), "0.1");
+        assert_eq!(format_nested(p, &[], &data[..4]), "0.1");
         let b = Printer::of("bool", 1);
         assert_eq!(
-            format_nested(b, &[3], &[false], &[1, 0, 1]),
+            format_nested(b, &whole(&[3]), &[1, 0, 1]),
             "[true, false, true]"
         );
         let c = Printer::of("complex128", 16);
@@ -223,7 +226,7 @@ mod tests {
             .iter()
             .flat_map(|v| v.to_ne_bytes())
             .collect();
-        assert_eq!(format_nested(c, &[1], &[false], &data), "[[1.0, -2.5]]");
+        assert_eq!(format_nested(c, &whole(&[1]), &data), "[[1.0, -2.5]]");
         let h = Printer::of("float16", 2);
         assert_eq!(h.format(&f16::from_f32(0.5).to_ne_bytes()), "0.5");
         let u = Printer::of("uint64", 8);
@@ -232,18 +235,42 @@ mod tests {
         assert_eq!(r.format(&[1, 255]), "[1, 255]");
     }
 
+    fn whole(shape: &[u64]) -> Vec<Extent> {
+        shape.iter().map(|&n| Extent::Whole(n)).collect()
+    }
+
+    fn cut(len: u64, head: u64, tail: u64) -> Extent {
+        Extent::Cut { len, head, tail }
+    }
+
     #[test]
     fn summaries_mark_the_gap() {
         let p = Printer::of("uint8", 1);
         let data: Vec<u8> = (0..6).collect();
         assert_eq!(
-            format_nested(p, &[6], &[true], &data),
+            format_nested(p, &[cut(10, 3, 3)], &data),
             "[0, 1, 2, ..., 3, 4, 5]"
         );
         let data: Vec<u8> = (0..12).collect();
         assert_eq!(
-            format_nested(p, &[6, 2], &[true, false], &data),
+            format_nested(p, &[cut(10, 3, 3), Extent::Whole(2)], &data),
             "[[0, 1],\n [2, 3],\n [4, 5],\n ...,\n [6, 7],\n [8, 9],\n [10, 11]]"
+        );
+        // a dimension cut to its first element, and to its first and last
+        assert_eq!(format_nested(p, &[cut(6, 1, 0)], &[7]), "[7, ...]");
+        assert_eq!(
+            format_nested(p, &[cut(6, 1, 0), cut(6, 1, 1)], &[7, 8]),
+            "[[7, ..., 8],\n ...]"
+        );
+        // blocks of rank 3 are separated by a blank line
+        let data: Vec<u8> = (0..4).collect();
+        assert_eq!(
+            format_nested(
+                p,
+                &[cut(9, 1, 1), Extent::Whole(1), Extent::Whole(2)],
+                &data
+            ),
+            "[[[0, 1]],\n\n ...,\n\n [[2, 3]]]"
         );
     }
 }
