@@ -104,7 +104,8 @@ impl LocalCasStore {
 
 impl std::fmt::Display for LocalCasStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "LocalCasStore({})", self.inner)
+        let fsync = if self.fsync { "fsync, " } else { "" };
+        write!(f, "LocalCasStore({fsync}{})", self.inner)
     }
 }
 
