@@ -119,7 +119,7 @@
 //! ## Feature flags
 //!
 //! `cli` (default): the `zarrflow` command line and its dependencies (`clap`, `indicatif`,
-//! `libc`). The library itself needs none of them.
+//! `tracing-subscriber`). The library itself needs none of them.
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 #![deny(rustdoc::broken_intra_doc_links)]

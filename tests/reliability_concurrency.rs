@@ -4,10 +4,12 @@
 //! writes it in rounds; at the end every cell holds its owner's last value: no update is
 //! lost and no shard is torn. Tasks also read their cells between rounds while other tasks
 //! replace the same shards: partial reads are pinned to one shard version (If-Match).
+//! A PUT whose response is lost is resolved by reading the object again (at the end).
 
 mod common;
 
 use common::S3Server;
+use common::moto::MotoServer;
 use ndarray::{ArrayD, IxDyn};
 use zarrflow::array::{Array, ArrayError, ArrayOptions};
 use zarrflow::index::Selection;
@@ -143,4 +145,270 @@ async fn s3_conditional_writes_are_used() {
             .is_err()
     );
     assert_eq!(store.get(&k).await.unwrap().as_ref(), b"2");
+}
+
+// --- lost responses -------------------------------------------------------------------
+//
+// A PUT can reach the store and its response be lost (a timeout, a dropped connection). A
+// write then re-reads the object: when it already holds exactly what the write would store
+// (its own PUT landed), the write ends without another PUT; when a newer object is there,
+// the write applies itself to that object with a PUT conditional on it, so nothing newer
+// is overwritten.
+
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use object_store::{
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions,
+};
+use zarrflow::sel;
+use zarrflow::store::StoreOptions;
+use zarrflow::store::wrappers::{CountingStore, FaultConfig, FaultStore};
+
+/// A 4×4 uint16 array of one shard of 2×2 inner chunks at `a`; `(0, 0)` written with 5
+/// unless `absent` (then the shard does not exist).
+async fn one_shard_array(store: &Store, absent: bool) {
+    let spec = ArraySpec::new(vec![4, 4], "uint16")
+        .shard_shape(vec![4, 4])
+        .inner_chunk_shape(vec![2, 2]);
+    let a = Array::create(
+        store,
+        &StoreKey::new("a").unwrap(),
+        &spec,
+        ArrayOptions::default(),
+    )
+    .await
+    .unwrap();
+    if !absent {
+        a.view()
+            .get(&sel![0, 0])
+            .unwrap()
+            .write_scalar(5u16)
+            .await
+            .unwrap();
+    }
+}
+
+async fn cells(store: &Store) -> Vec<u16> {
+    let a = Array::open_in(store, &StoreKey::new("a").unwrap(), ArrayOptions::default())
+        .await
+        .unwrap();
+    a.view().read::<u16>().await.unwrap().into_iter().collect()
+}
+
+fn over(backend: Arc<dyn ObjectStore>) -> Store {
+    Store::from_object_store(backend, "", "memory://lost", StoreOptions::default()).unwrap()
+}
+
+/// Writes `(1, 1) = 9` through a store whose first PUT loses its response (`fault`) and
+/// returns the requests that reached `base` (GETs, PUTs) and the cells after.
+async fn write_through_lost_response(
+    base: Arc<dyn ObjectStore>,
+    fault: FaultConfig,
+) -> (u64, u64, Vec<u16>) {
+    let counting = CountingStore::new(base.clone());
+    let store = over(Arc::new(FaultStore::new(counting.clone(), fault)));
+    let a = Array::open_in(
+        &store,
+        &StoreKey::new("a").unwrap(),
+        ArrayOptions::default(),
+    )
+    .await
+    .unwrap();
+    counting.reset();
+    a.view()
+        .get(&sel![1, 1])
+        .unwrap()
+        .write_scalar(9u16)
+        .await
+        .expect("the write succeeds: its PUT landed");
+    let c = counting.counts();
+    (c.gets(), c.put, cells(&over(base)).await)
+}
+
+fn expected(absent: bool) -> Vec<u16> {
+    let mut want = vec![0u16; 16];
+    want[5] = 9;
+    if !absent {
+        want[0] = 5;
+    }
+    want
+}
+
+#[tokio::test]
+async fn a_lost_put_response_is_resolved_by_reading_again_without_a_second_put() {
+    for absent in [false, true] {
+        // the error reaches the write: it reads the shard again, finds its bytes, stops
+        let base: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        one_shard_array(&over(base.clone()), absent).await;
+        let fault = FaultConfig::default().lose_put_response(1);
+        let (gets, puts, got) = write_through_lost_response(base, fault).await;
+        assert_eq!(got, expected(absent), "absent {absent}");
+        assert_eq!((gets, puts), (2, 1), "absent {absent}: one PUT, read twice");
+
+        // a retrying client sends the PUT again: the store refuses it (the object is no
+        // longer the version read, or exists), and the write does not take that for a
+        // conflict to redo: it reads again and finds its bytes
+        let base: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        one_shard_array(&over(base.clone()), absent).await;
+        let fault = FaultConfig::default().resend_lost_put(1);
+        let (gets, puts, got) = write_through_lost_response(base, fault).await;
+        assert_eq!(got, expected(absent), "absent {absent}, resent");
+        assert_eq!(
+            (gets, puts),
+            (2, 2),
+            "absent {absent}, resent: no third PUT"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_lost_put_response_on_s3_is_resolved_without_a_second_write() {
+    // the same on an S3 server that evaluates If-Match: the resent PUT gets a 412
+    let server = MotoServer::start(&["bucket"]);
+    let s3: Arc<dyn ObjectStore> = Arc::new(
+        object_store::aws::AmazonS3Builder::new()
+            .with_endpoint(&server.endpoint)
+            .with_allow_http(true)
+            .with_bucket_name("bucket")
+            .with_access_key_id(common::moto::MOTO_ACCESS_KEY)
+            .with_secret_access_key(common::moto::MOTO_SECRET_KEY)
+            .with_region("us-east-1")
+            .build()
+            .unwrap(),
+    );
+    one_shard_array(&over(s3.clone()), false).await;
+    let fault = FaultConfig::default().resend_lost_put(1);
+    let (gets, puts, got) = write_through_lost_response(s3, fault).await;
+    assert_eq!(got, expected(false));
+    assert_eq!(
+        (gets, puts),
+        (2, 2),
+        "the resent PUT is refused, no third PUT"
+    );
+}
+
+/// Forwards everything to `inner`; the first PUT reaches `inner`, then `hook` runs (another
+/// writer's write), then the PUT fails as if its response was lost.
+struct LostResponseThen {
+    inner: Arc<dyn ObjectStore>,
+    hook: Mutex<Option<Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>>>,
+}
+
+impl std::fmt::Debug for LostResponseThen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LostResponseThen")
+    }
+}
+
+impl std::fmt::Display for LostResponseThen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LostResponseThen")
+    }
+}
+
+#[async_trait::async_trait]
+impl ObjectStore for LostResponseThen {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        let done = self.inner.put_opts(location, payload, opts).await?;
+        let hook = self.hook.lock().unwrap().take();
+        let Some(hook) = hook else { return Ok(done) };
+        hook().await;
+        Err(object_store::Error::Generic {
+            store: "LostResponseThen",
+            source: "the response was lost".into(),
+        })
+    }
+    async fn get_opts(&self, l: &Path, o: GetOptions) -> object_store::Result<GetResult> {
+        self.inner.get_opts(l, o).await
+    }
+    fn delete_stream(
+        &self,
+        l: BoxStream<'static, object_store::Result<Path>>,
+    ) -> BoxStream<'static, object_store::Result<Path>> {
+        self.inner.delete_stream(l)
+    }
+    fn list(&self, p: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.inner.list(p)
+    }
+    async fn list_with_delimiter(&self, p: Option<&Path>) -> object_store::Result<ListResult> {
+        self.inner.list_with_delimiter(p).await
+    }
+    async fn put_multipart_opts(
+        &self,
+        l: &Path,
+        o: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        self.inner.put_multipart_opts(l, o).await
+    }
+    async fn copy_opts(&self, f: &Path, t: &Path, o: CopyOptions) -> object_store::Result<()> {
+        self.inner.copy_opts(f, t, o).await
+    }
+    async fn rename_opts(&self, f: &Path, t: &Path, o: RenameOptions) -> object_store::Result<()> {
+        self.inner.rename_opts(f, t, o).await
+    }
+}
+
+#[tokio::test]
+async fn a_retry_after_a_lost_response_keeps_another_writers_newer_write() {
+    let base: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    one_shard_array(&over(base.clone()), false).await;
+    // between our PUT and its lost response, another writer writes (2, 2) = 4 on top
+    let other = base.clone();
+    let hook: Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send> = Box::new(move || {
+        Box::pin(async move {
+            let a = Array::open_in(
+                &over(other),
+                &StoreKey::new("a").unwrap(),
+                ArrayOptions::default(),
+            )
+            .await
+            .unwrap();
+            a.view()
+                .get(&sel![2, 2])
+                .unwrap()
+                .write_scalar(4u16)
+                .await
+                .unwrap();
+        })
+    });
+    let counting = CountingStore::new(base.clone());
+    let lossy = LostResponseThen {
+        inner: Arc::new(counting.clone()),
+        hook: Mutex::new(Some(hook)),
+    };
+    let store = over(Arc::new(lossy));
+    let a = Array::open_in(
+        &store,
+        &StoreKey::new("a").unwrap(),
+        ArrayOptions::default(),
+    )
+    .await
+    .unwrap();
+    a.view()
+        .get(&sel![1, 1])
+        .unwrap()
+        .write_scalar(9u16)
+        .await
+        .unwrap();
+    let mut want = expected(false);
+    want[10] = 4;
+    assert_eq!(cells(&over(base)).await, want, "both writes are stored");
+    // ours: the shard read, the PUT whose response was lost, the shard read again (it
+    // holds our cell and theirs: nothing to write)
+    let c = counting.counts();
+    assert_eq!(
+        (c.get, c.put),
+        (3, 1),
+        "zarr.json, shard, shard again; one PUT"
+    );
 }

@@ -1,5 +1,6 @@
 //! The same store-behaviour tests against every backend: memory, local filesystem (plain path
-//! and `file://`), S3 (in-process s3s-fs server on 127.0.0.1).
+//! and `file://`), S3 (in-process s3s-fs server on 127.0.0.1), and `object_store`'s own
+//! `LocalFileSystem` given to `Store::from_object_store` (no compare-and-swap).
 
 mod common;
 
@@ -17,8 +18,8 @@ async fn memory_store() {
 async fn local_store_plain_path() {
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(dir.path().to_str().unwrap(), StoreOptions::default()).unwrap();
-    // the local filesystem supports create-only puts but not compare-and-swap
-    conformance::run_all(&s, false).await;
+    // create-only and compare-and-swap puts (LocalCasStore)
+    conformance::run_all(&s, true).await;
 }
 
 #[tokio::test]
@@ -26,8 +27,22 @@ async fn local_store_file_url() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("file://{}/nested/prefix", dir.path().display());
     let s = Store::open(&url, StoreOptions::default()).unwrap();
-    conformance::run_all(&s, false).await;
+    conformance::run_all(&s, true).await;
     assert!(dir.path().join("nested/prefix/t1/top").exists());
+}
+
+#[tokio::test]
+async fn object_stores_local_file_system_without_compare_and_swap() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = object_store::local::LocalFileSystem::new_with_prefix(dir.path()).unwrap();
+    let s = Store::from_object_store(
+        std::sync::Arc::new(backend),
+        "",
+        "file:///raw",
+        StoreOptions::default(),
+    )
+    .unwrap();
+    conformance::run_all(&s, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

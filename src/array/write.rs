@@ -8,6 +8,13 @@
 //!   covered are decoded; untouched inner chunks keep their encoded bytes; the shard is
 //!   re-assembled in C order and stored with a conditional PUT on the version read (retried
 //!   on conflict where the store supports it);
+//! - after a conflict, or a PUT or DELETE whose outcome is unknown (an error that may have
+//!   come after the store acted, such as a lost response), the next attempt reads the object
+//!   again, even when the shard is fully covered, and ends without writing when the object
+//!   already holds exactly what the attempt would write: a write is an assignment, so a
+//!   repeated attempt never duplicates a write that landed, never takes its own landed write
+//!   for a conflict, and, being conditional on what it read, never overwrites a newer
+//!   object;
 //! - inner chunks equal to the fill value are not stored, and a shard left empty is deleted
 //!   (unless [`ArrayOptions::store_empty_chunks`](super::ArrayOptions) is set).
 //!
@@ -30,7 +37,7 @@ use crate::store::{ObjectVersion, PutMode, StoreError, StoreKey};
 
 use super::error::{ArrayError, Result};
 use super::pool::{on_blocking, run_parallel};
-use super::retry::{MAX_CONFLICT_ATTEMPTS, backoff};
+use super::retry::{MAX_CONFLICT_ATTEMPTS, MAX_UNKNOWN_OUTCOME_RETRIES, backoff};
 use super::scatter::Kernel;
 use super::{ShardLayout, Shared, inner_chunk_index};
 
@@ -218,70 +225,137 @@ async fn write_target(
 ) -> Result<()> {
     let key = shared.chunk_key(&target.coords)?;
     let _guard = shared.lock_for(key.as_str()).lock().await;
+    // after a conflict or an unknown outcome, an earlier attempt's bytes may be stored
+    let mut verify = false;
+    let mut unknown_outcomes = 0;
     for attempt in 0..MAX_CONFLICT_ATTEMPTS {
         let span = tracing::debug_span!("write_target", key = %key, attempt = attempt + 1);
         let outcome = match &shared.shards {
             Some(layout) if layout.partial_reads => {
-                write_shard(shared, layout, writes, &target, &key)
+                write_shard(shared, layout, writes, &target, &key, verify)
                     .instrument(span)
                     .await
             }
             _ => {
-                write_whole(shared, writes, &target, &key)
+                write_whole(shared, writes, &target, &key, verify)
                     .instrument(span)
                     .await
             }
         };
         shared.forget_index(key.as_str());
-        match outcome {
-            Err(ArrayError::Store(
-                StoreError::Precondition { .. } | StoreError::AlreadyExists { .. },
-            )) => backoff(key.as_str(), attempt).await,
-            other => return other,
+        match outcome? {
+            Committed::Done => return Ok(()),
+            Committed::Conflict => {}
+            Committed::Unknown(e) if unknown_outcomes < MAX_UNKNOWN_OUTCOME_RETRIES => {
+                unknown_outcomes += 1;
+                tracing::debug!(
+                    key = %key,
+                    error = %e,
+                    "the write's outcome is unknown: reading the object again"
+                );
+            }
+            Committed::Unknown(e) => return Err(e.into()),
         }
+        verify = true;
+        backoff(key.as_str(), attempt).await;
     }
     Err(ArrayError::Store(StoreError::Precondition {
         url: shared.node.store().url_of(&key),
     }))
 }
 
-/// Reads an object with its version; `None` when it does not exist.
-async fn read_versioned(shared: &Shared, key: &StoreKey) -> Result<Option<(Bytes, ObjectVersion)>> {
-    match shared.node.store().get_with_version(key).await {
-        Ok(v) => Ok(Some(v)),
-        Err(e) if e.is_not_found() => Ok(None),
-        Err(e) => Err(e.into()),
+/// What an attempt knows of the object before writing it.
+#[derive(Debug)]
+enum Before {
+    /// Not read (a fully covered target): it is overwritten.
+    Unread,
+    /// Absent: created only if still absent.
+    Absent,
+    /// Read: replaced only if still this version.
+    Read {
+        bytes: Bytes,
+        version: ObjectVersion,
+    },
+}
+
+impl Before {
+    /// Reads the object with its version.
+    async fn read(shared: &Shared, key: &StoreKey) -> Result<Before> {
+        match shared.node.store().get_with_version(key).await {
+            Ok((bytes, version)) => Ok(Before::Read { bytes, version }),
+            Err(e) if e.is_not_found() => Ok(Before::Absent),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The object's bytes, when read.
+    fn bytes(&self) -> Option<&Bytes> {
+        match self {
+            Before::Read { bytes, .. } => Some(bytes),
+            _ => None,
+        }
+    }
+
+    /// For DEBUG events.
+    fn describe(&self) -> &'static str {
+        match self {
+            Before::Unread => "skipped (covered)",
+            Before::Absent => "absent",
+            Before::Read { .. } => "read",
+        }
     }
 }
 
-/// Stores `encoded` (or deletes the key when `None`), conditionally on what was read:
-/// `read` is `None` when nothing was read (a fully covered target, overwritten), `Some(None)`
-/// when the object was absent (created only if still absent), `Some(Some(version))` when it
-/// was read (replaced only if still that version). A conflict is returned for the caller to
-/// retry; where the store cannot check the condition it writes unconditionally.
+/// How an attempt's PUT (or DELETE) ended.
+#[derive(Debug)]
+enum Committed {
+    /// Stored, or nothing had to be written.
+    Done,
+    /// The object changed since it was read (`Precondition`, `AlreadyExists`).
+    Conflict,
+    /// The store failed in a way that does not tell whether it acted (a backend error:
+    /// the request may have been lost before or after the write).
+    Unknown(StoreError),
+}
+
+/// Stores `encoded` (or deletes the key when `None`), conditionally on what was read
+/// (`before`); where the store cannot check the condition it writes unconditionally. With
+/// `verify` (an earlier attempt may have stored its bytes), an object that already holds
+/// exactly `encoded` is left as it is.
 async fn commit(
     shared: &Shared,
     key: &StoreKey,
     encoded: Option<Vec<u8>>,
-    read: Option<Option<ObjectVersion>>,
-) -> Result<()> {
+    before: Before,
+    verify: bool,
+) -> Result<Committed> {
     let store = shared.node.store();
+    let ended = |r: std::result::Result<(), StoreError>| match r {
+        Ok(()) => Ok(Committed::Done),
+        Err(StoreError::Precondition { .. } | StoreError::AlreadyExists { .. }) => {
+            Ok(Committed::Conflict)
+        }
+        Err(e @ StoreError::Backend { .. }) => Ok(Committed::Unknown(e)),
+        Err(e) => Err(ArrayError::Store(e)),
+    };
     let Some(bytes) = encoded else {
         // nothing left to store: delete what is there (nothing to do if it was absent)
-        if read != Some(None) {
-            store.delete(key).await?;
+        if matches!(before, Before::Absent) {
+            return Ok(Committed::Done);
         }
-        return Ok(());
+        return ended(store.delete(key).await);
     };
-    let mode = match read {
-        None => PutMode::Overwrite,
-        Some(None) => PutMode::Create,
-        Some(Some(version)) => PutMode::Update(version),
+    if verify && before.bytes().is_some_and(|b| b[..] == bytes[..]) {
+        tracing::debug!(key = %key, "already stored: no PUT");
+        return Ok(Committed::Done);
+    }
+    let mode = match before {
+        Before::Unread => PutMode::Overwrite,
+        Before::Absent => PutMode::Create,
+        Before::Read { version, .. } => PutMode::Update(version),
     };
-    store
-        .put_opts_or_overwrite(key, Bytes::from(bytes), mode)
-        .await?;
-    Ok(())
+    let put = store.put_opts_or_overwrite(key, Bytes::from(bytes), mode);
+    ended(put.await.map(drop))
 }
 
 /// A shard with partial access: read once unless fully covered, decode only partially
@@ -292,22 +366,26 @@ async fn write_shard(
     writes: &[StagedWrite<'_>],
     target: &Target,
     key: &StoreKey,
-) -> Result<()> {
+    verify: bool,
+) -> Result<Committed> {
     let meta = shared.node.metadata();
     let elem = shared.elem;
     let shard_shape = target.chunk_shape()?;
     let codec = layout.sharding.index_codec(&shard_shape)?;
     let n_inner = codec.chunks_per_shard().iter().product::<u64>() as usize;
-    let (existing, read) = if target.covers_all() {
-        (None, None)
+    let covered = target.covers_all();
+    let before = if covered && !verify {
+        Before::Unread
     } else {
-        match read_versioned(shared, key).await? {
-            Some((bytes, version)) => {
-                let index = codec.decode_from_shard(&bytes, key.as_str())?;
-                (Some((bytes, index)), Some(Some(version)))
-            }
-            None => (None, Some(None)),
+        Before::read(shared, key).await?
+    };
+    // a covered shard is encoded from the fill value whatever was read
+    let existing = match before.bytes() {
+        Some(bytes) if !covered => {
+            let index = codec.decode_from_shard(bytes, key.as_str())?;
+            Some((bytes.clone(), index))
         }
+        _ => None,
     };
     // One synchronous parallel step per shard: for each touched inner chunk, start from its
     // decoded bytes (only when touched but not fully covered) or the fill value, apply the
@@ -358,11 +436,7 @@ async fn write_shard(
             .collect::<Result<_>>()?;
         tracing::debug!(
             key = %key,
-            read = match &read {
-                None => "skipped (covered)",
-                Some(None) => "absent",
-                Some(Some(_)) => "read",
-            },
+            read = before.describe(),
             rewritten = fresh.len(),
             decoded_first = target.inner.iter().filter(|(i, ops)| {
                 !ops.iter().any(|(_, op)| op.coverage == Coverage::Full)
@@ -386,7 +460,7 @@ async fn write_shard(
             .collect();
         Ok(layout.sharding.assemble_shard(&shard_shape, &refs)?)
     })?;
-    commit(shared, key, encoded, read).await
+    commit(shared, key, encoded, before, verify).await
 }
 
 /// A chunk (or a shard that must be decoded whole): read unless fully covered, decode,
@@ -396,47 +470,39 @@ async fn write_whole(
     writes: &[StagedWrite<'_>],
     target: &Target,
     key: &StoreKey,
-) -> Result<()> {
+    verify: bool,
+) -> Result<Committed> {
     let meta = shared.node.metadata();
     let elem = shared.elem;
     let shape = target.chunk_shape()?;
     let cells: u64 = shape.iter().product();
-    let (mut buf, read) = if target.covers_all() {
-        (fill_bytes(meta.fill_value(), cells as usize, elem), None)
+    let covered = target.covers_all();
+    let before = if covered && !verify {
+        Before::Unread
     } else {
-        match read_versioned(shared, key).await? {
-            None => (
-                fill_bytes(meta.fill_value(), cells as usize, elem),
-                Some(None),
-            ),
-            Some((bytes, version)) => {
-                let shared = shared.clone();
-                let name = key.as_str().to_string();
-                let shape = shape.clone();
-                let data = on_blocking(None, move || {
-                    let meta = shared.node.metadata();
-                    Ok(meta.codecs().decode(
-                        &bytes,
-                        &shape,
-                        meta.data_type(),
-                        meta.fill_value(),
-                        &name,
-                    )?)
-                })
-                .await?;
-                (data, Some(Some(version)))
-            }
-        }
+        Before::read(shared, key).await?
     };
-    tracing::debug!(
-        key = %key,
-        read = match &read {
-            None => "skipped (covered)",
-            Some(None) => "absent",
-            Some(Some(_)) => "read",
-        },
-        "write chunk"
-    );
+    let mut buf = match before.bytes() {
+        // a covered chunk is encoded from the fill value whatever was read
+        Some(bytes) if !covered => {
+            let (shared, bytes) = (shared.clone(), bytes.clone());
+            let name = key.as_str().to_string();
+            let shape = shape.clone();
+            on_blocking(None, move || {
+                let meta = shared.node.metadata();
+                Ok(meta.codecs().decode(
+                    &bytes,
+                    &shape,
+                    meta.data_type(),
+                    meta.fill_value(),
+                    &name,
+                )?)
+            })
+            .await?
+        }
+        _ => fill_bytes(meta.fill_value(), cells as usize, elem),
+    };
+    tracing::debug!(key = %key, read = before.describe(), "write chunk");
     apply(writes, &target.outer, &mut buf, elem)?;
     let encoded = {
         let shared = shared.clone();
@@ -456,5 +522,5 @@ async fn write_whole(
         })
         .await?
     };
-    commit(shared, key, encoded, read).await
+    commit(shared, key, encoded, before, verify).await
 }

@@ -78,6 +78,16 @@ pub enum StoreError {
         /// Bytes received.
         got: u64,
     },
+    /// On a local store, something other than a regular file (a directory, FIFO, socket or
+    /// device) is where an object should be: it is neither read (nor waited on) as an object
+    /// nor taken for a missing one, and it is not replaced or deleted.
+    #[error("not an object: {url} is a {kind}, not a regular file")]
+    NotAFile {
+        /// Full URL of the object.
+        url: String,
+        /// What is there (`directory`, `FIFO`, `socket`, `block device`, ...).
+        kind: &'static str,
+    },
     /// A local-filesystem operation outside `object_store` failed (removing the empty
     /// directories a deleted prefix left behind).
     #[error("local filesystem error on {url}: {source}")]
@@ -102,6 +112,11 @@ pub enum StoreError {
 impl StoreError {
     /// Map an `object_store` error for the object at `url`.
     pub(crate) fn from_backend(url: String, err: object_store::Error) -> Self {
+        if let object_store::Error::Generic { source, .. } = &err
+            && let Some(e) = source.downcast_ref::<super::NotARegularFile>()
+        {
+            return StoreError::NotAFile { url, kind: e.kind };
+        }
         match err {
             object_store::Error::NotFound { .. } => StoreError::NotFound { url },
             object_store::Error::AlreadyExists { .. } => StoreError::AlreadyExists { url },

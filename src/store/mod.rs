@@ -3,6 +3,8 @@
 //! * [`Store`] opens any supported URL ([`Store::open`]) and offers get, ranged get, suffix get
 //!   (with a HEAD fallback), batched coalesced ranged gets, put, conditional put, delete and
 //!   directory listing, all addressed by [`StoreKey`]s relative to the store's prefix.
+//! * [`LocalCasStore`] is the local-filesystem backend: conditional PUTs that hold across
+//!   processes (a staged file renamed under a directory lock), reads of regular files only.
 //! * [`merge`] holds the pure coalescing planner.
 //! * [`wrappers`] holds composable `ObjectStore` decorators for tests and diagnostics:
 //!   request counting, latency and fault injection.
@@ -11,6 +13,7 @@ mod error;
 mod key;
 mod local;
 mod location;
+mod local_cas;
 mod memory;
 pub mod merge;
 mod object;
@@ -22,6 +25,7 @@ pub mod wrappers;
 pub use error::StoreError;
 pub use key::StoreKey;
 pub use location::StoreLocation;
+pub use local_cas::{LocalCasStore, NotARegularFile};
 pub use merge::{CoalesceOptions, MergePlan, plan_merges};
 pub use object::FetchedObject;
 pub use object_store::{BackoffConfig, RetryConfig};
@@ -63,6 +67,14 @@ pub struct StoreOptions {
     /// with which backoff. `None` keeps `object_store`'s default (10 retries, 3 minutes,
     /// exponential backoff from 100 ms). Local and memory stores never retry.
     pub retry: Option<RetryConfig>,
+    /// Local stores: fsync every written file before it replaces its object, and its
+    /// directory after (also after a delete), so that a write that returned survives a power
+    /// loss. Off by default: a process crash never leaves a partial object either way, but
+    /// after a power loss the last writes may be missing, and on filesystems that do not
+    /// order a rename after the data it publishes (XFS, ext4 with `noauto_da_alloc`) an
+    /// object may be empty or short. Read when the store is opened ([`Store::open`]); other
+    /// backends ignore it (their writes are durable when they return).
+    pub fsync: bool,
 }
 
 /// Default [`StoreOptions::concurrency`]: requests in flight for one batched call.
@@ -77,6 +89,7 @@ impl Default for StoreOptions {
             read_only: false,
             backend: HashMap::new(),
             retry: None,
+            fsync: false,
         }
     }
 }
@@ -118,6 +131,12 @@ impl StoreOptions {
             retry_timeout: timeout,
             backoff: BackoffConfig::default(),
         })
+    }
+    /// Fsync written files and their directories on local stores (see
+    /// [`StoreOptions::fsync`]).
+    pub fn with_fsync(mut self, on: bool) -> Self {
+        self.fsync = on;
+        self
     }
     /// Add a backend option such as `("aws_endpoint", "http://127.0.0.1:9000")`.
     pub fn with_backend_option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
@@ -184,6 +203,7 @@ pub struct Store {
     options: StoreOptions,
     suffix_refused: Arc<AtomicBool>,
     backing: location::Backing,
+    conditional_put_refused: Arc<AtomicBool>,
 }
 
 impl Store {
@@ -206,6 +226,7 @@ impl Store {
             options,
             suffix_refused: Arc::new(AtomicBool::new(false)),
             backing: location::Backing::Opaque,
+            conditional_put_refused: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -226,6 +247,7 @@ impl Store {
                 Some(name) => location::Backing::NamedMemory { name: name.into() },
                 None => location::Backing::Opaque,
             },
+            conditional_put_refused: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -618,9 +640,11 @@ impl Store {
     }
 
     /// Writes an object as `mode` says: unconditionally, only if absent, or only if it is
-    /// still a version read earlier. [`StoreError::Unsupported`] when the backend cannot
-    /// check the condition (the local filesystem has no compare-and-swap; a version without
-    /// an ETag or version id cannot be matched).
+    /// still a version read earlier. Every backend [`Store::open`] makes checks both
+    /// conditions atomically (the local filesystem with [`LocalCasStore`]);
+    /// [`StoreError::Unsupported`] when a backend cannot (one given to
+    /// [`Store::from_object_store`], such as `object_store`'s own `LocalFileSystem`) or a
+    /// version has neither an ETag nor a version id.
     pub async fn put_opts(
         &self,
         key: &StoreKey,
@@ -694,26 +718,44 @@ impl Store {
     }
 
     /// [`put_opts`](Self::put_opts), falling back to an unconditional PUT where the backend
-    /// cannot check `mode`'s condition (the local filesystem): the write path's and the
+    /// cannot check `mode`'s condition (only backends given to
+    /// [`Store::from_object_store`] that lack conditional PUT): the write path's and the
     /// hierarchy's one fallback. Conflicts (`AlreadyExists`, `Precondition`) are returned,
-    /// never overwritten.
+    /// never overwritten. The backend's first refusal is remembered for the store's life, so
+    /// later writes make one request, not a refused one and then another.
     pub async fn put_opts_or_overwrite(
         &self,
         key: &StoreKey,
         value: Bytes,
         mode: PutMode,
     ) -> Result<ObjectVersion, StoreError> {
+        let uncheckable = match &mode {
+            PutMode::Overwrite => false,
+            // a version the backend gave without an ETag or version id cannot be matched
+            PutMode::Update(v) if !v.is_known() => true,
+            _ => self.conditional_put_refused.load(Ordering::Relaxed),
+        };
+        if uncheckable {
+            return self.put_opts(key, value, PutMode::Overwrite).await;
+        }
         match self.put_opts(key, value.clone(), mode).await {
             Err(StoreError::Unsupported { .. }) => {
+                self.conditional_put_refused.store(true, Ordering::Relaxed);
                 tracing::debug!(
                     target: TARGET,
                     key = %key,
-                    "the store cannot check the condition: unconditional PUT instead"
+                    "the store cannot check the condition: unconditional PUT instead (and from now on)"
                 );
                 self.put_opts(key, value, PutMode::Overwrite).await
             }
             other => other,
         }
+    }
+
+    /// Whether this store's backend refused a conditional PUT, so that
+    /// [`put_opts_or_overwrite`](Self::put_opts_or_overwrite) now writes unconditionally.
+    pub fn refused_conditional_put(&self) -> bool {
+        self.conditional_put_refused.load(Ordering::Relaxed)
     }
 
     /// Write an object unconditionally.
@@ -732,7 +774,7 @@ impl Store {
 
     /// Write an object only if its current version is `expected`
     /// ([`StoreError::Precondition`] otherwise; [`StoreError::Unsupported`] on backends
-    /// without compare-and-swap, such as the local filesystem).
+    /// without compare-and-swap, see [`Store::put_opts`]).
     pub async fn put_if_match(
         &self,
         key: &StoreKey,
@@ -761,7 +803,8 @@ impl Store {
         res
     }
 
-    /// Delete every object under `key/` (and `key` itself).
+    /// Delete every object under `key/` (and `key` itself); on a local store also the
+    /// staging files that killed writes left there and the directories left empty.
     pub async fn delete_prefix(&self, key: &StoreKey) -> Result<(), StoreError> {
         self.check_writable(key, "delete_prefix")?;
         let locations = self
@@ -787,12 +830,13 @@ impl Store {
         deleted?;
         if let Some(dir) = self.local_dir(key) {
             // a local store keeps the directories of deleted objects: remove the empty ones,
-            // or a new object whose key was an old directory could not be written
+            // or a new object whose key was an old directory could not be written; and the
+            // staging files of killed writes, which no listing shows
             let local_err = |source| StoreError::Local {
                 url: self.url_of(key),
                 source,
             };
-            tokio::task::spawn_blocking(move || local::remove_empty_dirs(&dir))
+            tokio::task::spawn_blocking(move || local::remove_staging_files_and_empty_dirs(&dir))
                 .await
                 .map_err(|e| local_err(std::io::Error::other(e)))?
                 .map_err(local_err)?;

@@ -155,14 +155,21 @@ impl Store {
         );
         let (backend, prefix) = build_backend(&url, opts, options.retry.as_ref())
             .map_err(|e| invalid(e.to_string()))?;
+        // local paths: the backend with conditional PUTs across processes (same root, `/`)
+        let backend: Arc<dyn ObjectStore> = if scheme == "file" {
+            Arc::new(super::LocalCasStore::new(options.fsync))
+        } else {
+            Arc::from(backend)
+        };
         let display = url.as_str().trim_end_matches('/').to_string();
         Ok(Store {
-            inner: Arc::from(backend),
+            inner: backend,
             prefix,
             url: display,
             options,
             suffix_refused: Arc::new(AtomicBool::new(false)),
             backing: backing_of(&url),
+            conditional_put_refused: Arc::new(AtomicBool::new(false)),
         })
     }
 }

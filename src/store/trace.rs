@@ -36,6 +36,7 @@ pub(super) fn outcome<T>(result: &Result<T, StoreError>) -> &'static str {
         Err(StoreError::Unsupported { .. }) => "unsupported",
         Err(StoreError::ShortRead { .. }) => "short read",
         Err(StoreError::InvalidRange { .. }) => "invalid range",
+        Err(StoreError::NotAFile { .. }) => "not a file",
         Err(_) => "error",
     }
 }

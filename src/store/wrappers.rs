@@ -5,6 +5,9 @@
 //! requests, add latency or inject failures, and they are public so that users can do the
 //! same with their own workloads.
 //!
+//! [`FaultStore`] also loses responses: a PUT that reaches the wrapped store and then fails
+//! (or is sent again, as a retrying client does), as after a timeout or a dropped connection.
+//!
 //! Each wraps any `ObjectStore` and is itself an `ObjectStore`, so they stack:
 //! `CountingStore::new(FaultStore::new(InMemory::new(), cfg))`.
 
@@ -322,6 +325,14 @@ pub struct FaultConfig {
     pub truncate_bodies_to: Option<usize>,
     /// Refuse suffix range requests (`GetRange::Suffix`) like some proxies do.
     pub refuse_suffix: bool,
+    /// Let the N-th PUT (1-based, counting PUTs only) reach the wrapped store, then fail it
+    /// as if its response was lost: the object is written, the caller gets an error.
+    pub lose_put_response: Option<u64>,
+    /// With `lose_put_response`: instead of failing, send that PUT again once and return the
+    /// second answer, as a retrying HTTP client does after a lost response (object_store
+    /// retries a PUT after a server error): a conditional PUT then meets its own write
+    /// (`Precondition`, or `AlreadyExists` for a create-only PUT).
+    pub resend_lost_put: bool,
 }
 
 impl FaultConfig {
@@ -346,6 +357,18 @@ impl FaultConfig {
         self.refuse_suffix = on;
         self
     }
+    /// Write the N-th PUT (1-based, PUTs only), then fail it as if the response was lost.
+    pub fn lose_put_response(mut self, n: u64) -> Self {
+        self.lose_put_response = Some(n);
+        self
+    }
+    /// Write the N-th PUT, lose its response and send it again once, returning the second
+    /// answer (a retrying client after a lost response).
+    pub fn resend_lost_put(mut self, n: u64) -> Self {
+        self.lose_put_response = Some(n);
+        self.resend_lost_put = true;
+        self
+    }
 }
 
 /// Injects failures into the wrapped store.
@@ -354,6 +377,7 @@ pub struct FaultStore<T> {
     inner: T,
     cfg: FaultConfig,
     counter: AtomicU64,
+    puts: AtomicU64,
     rng: Mutex<u64>,
 }
 
@@ -365,6 +389,7 @@ impl<T: ObjectStore> FaultStore<T> {
             inner,
             cfg,
             counter: AtomicU64::new(0),
+            puts: AtomicU64::new(0),
             rng: Mutex::new(seed),
         }
     }
@@ -418,7 +443,22 @@ impl<T: ObjectStore> ObjectStore for FaultStore<T> {
         opts: PutOptions,
     ) -> Result<PutResult> {
         self.before("put", RequestKind::Put, location, None)?;
-        self.inner.put_opts(location, payload, opts).await
+        let n = self.puts.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.cfg.lose_put_response != Some(n) {
+            return self.inner.put_opts(location, payload, opts).await;
+        }
+        let first = self
+            .inner
+            .put_opts(location, payload.clone(), opts.clone())
+            .await;
+        if first.is_ok() && self.cfg.resend_lost_put {
+            return self.inner.put_opts(location, payload, opts).await;
+        }
+        first?;
+        Err(object_store::Error::Generic {
+            store: "FaultStore",
+            source: format!("injected fault: the response to PUT {n} ({location}) was lost").into(),
+        })
     }
 
     async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {

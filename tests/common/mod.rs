@@ -1,11 +1,13 @@
 //! Shared test helpers: `.npy` files through `zarrflow::npy`, an in-process S3 server
 //! (s3s-fs on 127.0.0.1), the store conformance functions every backend runs (object_store
-//! `integration.rs` style), the fixture manifest ([`fixtures`]) and the CLI runner ([`cli`]).
+//! `integration.rs` style), the fixture manifest ([`fixtures`]), the CLI runner ([`cli`]) and
+//! moto's S3 server, which honours conditional PUT ([`moto`]).
 #![allow(dead_code)]
 
 pub mod cli;
 pub mod conformance;
 pub mod fixtures;
+pub mod moto;
 
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder as ConnBuilder;
