@@ -192,6 +192,56 @@ impl ChunkOp {
         rec_linear(&self.axes, chunk_strides, result_strides, base, 0, &mut f);
     }
 
+    /// The operation as a write: every broadcast loop (a request axis that reads nothing
+    /// new in the chunk, e.g. under a stride-0 map or a broadcast index array) is cut to its
+    /// last step, and the coverage is proven again.
+    ///
+    /// All steps of such a loop land on the same chunk cells, so writing them one after
+    /// the other leaves the values of the last step: NumPy's and TensorStore's rule (the
+    /// last cell in C order of the request wins). The write then visits the image of the
+    /// request in the chunk, not the request: a 10^9 × 10^9 domain mapped onto one cell is
+    /// one cell. A loop with no step is kept (the operation writes nothing).
+    pub fn last_writer(self) -> ChunkOp {
+        if !self
+            .axes
+            .iter()
+            .any(|a| a.count > 1 && matches!(a.source, AxisSource::Run { dim: None, .. }))
+        {
+            return self;
+        }
+        let mut op = self;
+        for a in &mut op.axes {
+            if a.count <= 1 || !matches!(a.source, AxisSource::Run { dim: None, .. }) {
+                continue;
+            }
+            let last = a.count - 1;
+            a.dest = match &a.dest {
+                AxisDest::Run {
+                    axis,
+                    start,
+                    stride,
+                } => AxisDest::Run {
+                    axis: *axis,
+                    start: start + stride * last as i64,
+                    stride: *stride,
+                },
+                AxisDest::Points { axes, coords } => {
+                    let w = axes.len();
+                    let at = usize::try_from(last)
+                        .unwrap_or(usize::MAX)
+                        .saturating_mul(w);
+                    AxisDest::Points {
+                        axes: axes.clone(),
+                        coords: coords.get(at..at + w).unwrap_or_default().to_vec(),
+                    }
+                }
+            };
+            a.count = 1;
+        }
+        op.coverage = coverage_of(&op);
+        op
+    }
+
     /// C-order element strides of the declared chunk shape.
     pub fn chunk_c_strides(&self) -> Vec<i64> {
         c_strides(&self.chunk_shape)
