@@ -46,6 +46,15 @@ pub(crate) enum Values<'a> {
     Borrowed(&'a [u8]),
     /// One element, broadcast to every cell.
     Scalar(Vec<u8>),
+    /// C-order native-endian bytes of `shape` (the write's rank, each extent the domain's
+    /// or 1), broadcast NumPy-style to the write's domain where they are read: never
+    /// materialised, so values broadcast over a huge domain cost their own size.
+    Broadcast {
+        /// The values.
+        bytes: Arc<Vec<u8>>,
+        /// Their shape.
+        shape: Vec<u64>,
+    },
 }
 
 impl Values<'_> {
@@ -55,6 +64,7 @@ impl Values<'_> {
             Values::Owned(b) => b.len(),
             Values::Borrowed(b) => b.len(),
             Values::Scalar(v) => v.len(),
+            Values::Broadcast { bytes, .. } => bytes.len(),
         }
     }
 }
@@ -75,6 +85,7 @@ impl StagedWrite<'_> {
                 Values::Borrowed(b) => Values::Owned(Arc::new(b.to_vec())),
                 Values::Owned(b) => Values::Owned(b),
                 Values::Scalar(v) => Values::Scalar(v),
+                Values::Broadcast { bytes, shape } => Values::Broadcast { bytes, shape },
             },
         }
     }
@@ -303,11 +314,14 @@ fn apply(
     elem: usize,
 ) -> Result<()> {
     for (w, op) in ops {
-        let kernel = Kernel::new(op)?;
         match &writes[*w].values {
-            Values::Owned(values) => kernel.scatter_into(values, chunk, elem)?,
-            Values::Borrowed(values) => kernel.scatter_into(values, chunk, elem)?,
-            Values::Scalar(value) => kernel.fill_chunk(value, chunk)?,
+            Values::Owned(values) => Kernel::new(op)?.scatter_into(values, chunk, elem)?,
+            Values::Borrowed(values) => Kernel::new(op)?.scatter_into(values, chunk, elem)?,
+            Values::Scalar(value) => Kernel::new(op)?.fill_chunk(value, chunk)?,
+            Values::Broadcast { bytes, shape } => {
+                let op = op.clone().broadcast_dest(shape)?;
+                Kernel::new(&op)?.scatter_into(bytes, chunk, elem)?
+            }
         }
     }
     Ok(())

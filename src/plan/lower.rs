@@ -242,6 +242,48 @@ impl ChunkOp {
         op
     }
 
+    /// The operation addressing, instead of the result, an array of `shape` broadcast to it
+    /// (NumPy's rule: `shape` has the result's rank and each extent is the result's or 1):
+    /// destinations along axes of extent 1 become 0 and `result_shape` becomes `shape`. A
+    /// write then reads broadcast values where they are, never materialised.
+    pub fn broadcast_dest(mut self, shape: &[u64]) -> Result<ChunkOp> {
+        if shape.len() != self.result_shape.len()
+            || shape
+                .iter()
+                .zip(&self.result_shape)
+                .any(|(&v, &r)| v != r && v != 1)
+        {
+            return Err(PlanError::RankMismatch(format!(
+                "values of shape {shape:?} do not broadcast to the result shape {:?}",
+                self.result_shape
+            )));
+        }
+        let flat = |k: usize| shape[k] == 1 && self.result_shape[k] != 1;
+        for a in &mut self.axes {
+            match &mut a.dest {
+                AxisDest::Run {
+                    axis,
+                    start,
+                    stride,
+                } if flat(*axis) => {
+                    *start = 0;
+                    *stride = 0;
+                }
+                AxisDest::Run { .. } => {}
+                AxisDest::Points { axes, coords } => {
+                    let w = axes.len().max(1);
+                    for (m, &k) in axes.iter().enumerate() {
+                        if flat(k) {
+                            coords.iter_mut().skip(m).step_by(w).for_each(|c| *c = 0);
+                        }
+                    }
+                }
+            }
+        }
+        self.result_shape = shape.to_vec();
+        Ok(self)
+    }
+
     /// C-order element strides of the declared chunk shape.
     pub fn chunk_c_strides(&self) -> Vec<i64> {
         c_strides(&self.chunk_shape)
