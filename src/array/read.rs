@@ -111,6 +111,10 @@ impl ChunkCodec<'_> {
 /// Compiled copy kernels with what they copy.
 type Parts = Vec<(Kernel, Payload)>;
 
+/// Where a shard's decode hands its parts over while it goes, [`MAX_BATCH`] at a time (a
+/// shard of a million inner chunks never holds a million parts).
+type PartsSender = tokio::sync::mpsc::Sender<Result<Parts>>;
+
 /// Reads the cells of `transform` (over the array's storage space) into `out`, the C-order
 /// native-endian buffer of the transform's domain shape.
 pub(crate) async fn read_into(
@@ -158,6 +162,7 @@ async fn read_planned(
     let gate = decode.clone();
     let producer = {
         let shared = shared.clone();
+        let parts = tx.clone();
         async move {
             let shared = &shared;
             let mut stream = match work {
@@ -165,7 +170,8 @@ async fn read_planned(
                     Some(layout) => futures::stream::iter(works)
                         .map(move |work| {
                             let decode = decode.clone();
-                            async move { read_shard(shared, layout, work?, decode).await }
+                            let parts = parts.clone();
+                            async move { read_shard(shared, layout, work?, decode, parts).await }
                         })
                         .buffer_unordered(concurrency)
                         .boxed(),
@@ -514,6 +520,7 @@ async fn read_shard(
     layout: &ShardLayout,
     work: ShardWork,
     decode: Arc<DecodeGate>,
+    parts: PartsSender,
 ) -> Result<Parts> {
     let key = shared.chunk_key(&work.shard.chunk_coords)?;
     if !layout.partial_reads {
@@ -539,9 +546,9 @@ async fn read_shard(
         "read shard"
     );
     if whole {
-        read_shard_whole_object(shared, key, codec, work, decode).await
+        read_shard_whole_object(shared, key, codec, work, decode, parts).await
     } else {
-        read_shard_partial(shared, key, codec, work, decode).await
+        read_shard_partial(shared, key, codec, work, decode, parts).await
     }
 }
 
@@ -587,6 +594,7 @@ async fn read_shard_whole_object(
     codec: ShardIndexCodec,
     work: ShardWork,
     decode: Arc<DecodeGate>,
+    parts: PartsSender,
 ) -> Result<Parts> {
     let object = match shared.node.store().get_object(&key).await {
         Ok(object) => object,
@@ -613,7 +621,7 @@ async fn read_shard_whole_object(
             },
         );
         let source = InnerSource::Object(&object);
-        decode_inner(&shared, &codec, &index, &key, &work, source)
+        decode_inner(&shared, &codec, &index, &key, &work, source, &parts)
     })
     .await
 }
@@ -629,6 +637,7 @@ async fn read_shard_partial(
     codec: ShardIndexCodec,
     work: ShardWork,
     decode: Arc<DecodeGate>,
+    parts: PartsSender,
 ) -> Result<Parts> {
     let store = shared.node.store();
     let cps = codec.chunks_per_shard().to_vec();
@@ -677,7 +686,7 @@ async fn read_shard_partial(
     let shared = shared.clone();
     on_blocking(Some(decode), move || {
         let source = InnerSource::Ranges(&by_start);
-        decode_inner(&shared, &codec, &index, &key, &work, source)
+        decode_inner(&shared, &codec, &index, &key, &work, source, &parts)
     })
     .await
 }
@@ -691,7 +700,9 @@ enum InnerSource<'a> {
 }
 
 /// Decodes the inner chunks `work` reads, taking their bytes from `source`; absent ones
-/// fill.
+/// fill. Runs on the blocking pool: parts go to `sink` [`MAX_BATCH`] at a time as they are
+/// made (the inner operations are lowered one by one, so a shard's plan is never whole);
+/// the last ones are returned.
 fn decode_inner(
     shared: &Shared,
     codec: &ShardIndexCodec,
@@ -699,6 +710,7 @@ fn decode_inner(
     key: &StoreKey,
     work: &ShardWork,
     source: InnerSource<'_>,
+    sink: &PartsSender,
 ) -> Result<Parts> {
     use std::fmt::Write;
     let meta = shared.node.metadata();
@@ -725,6 +737,10 @@ fn decode_inner(
     let (mut decoded, mut filled, mut bytes_in) = (0usize, 0usize, 0u64);
     let chunk_bytes = chunk_cells.saturating_mul(elem);
     for op in work.inner_ops()? {
+        if parts.len() >= MAX_BATCH {
+            sink.blocking_send(Ok(std::mem::take(&mut parts)))
+                .map_err(|_| ArrayError::task("the read was cancelled", None))?;
+        }
         let op = op?;
         let kernel = Kernel::new(&op)?;
         let Some(range) = index.get(inner_chunk_index(&op.chunk_coords, cps)?) else {
