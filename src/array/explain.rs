@@ -30,7 +30,7 @@ use crate::store::{Store, StoreError, StoreKey, plan_merges};
 use super::cache::{Cached, read_index};
 use super::error::Result;
 use super::read::{Work, inner_chunks_in, plan_read};
-use super::write::{Target, group_by_target};
+use super::write::{Target, Targets, plan_writes};
 use super::{ArrayView, ShardLayout, Shared, inner_chunk_index};
 
 /// The method of a request.
@@ -449,14 +449,14 @@ impl ArrayView {
                         super::ArrayError::Internal("shard work of an unsharded array".into())
                     })?;
                     futures::stream::iter(works)
-                        .map(|work| explain_shard_read(shared, layout, work))
+                        .map(|work| async { explain_shard_read(shared, layout, work?).await })
                         .buffered(concurrency)
                         .collect()
                         .await
                 }
                 Work::Chunks(ops) => {
                     futures::stream::iter(ops)
-                        .map(|op| explain_chunk_read(shared, op))
+                        .map(|op| async { explain_chunk_read(shared, op?).await })
                         .buffered(concurrency)
                         .collect()
                         .await
@@ -482,14 +482,14 @@ impl ArrayView {
     pub async fn explain_write(&self) -> Result<WriteExplain> {
         let shared = &self.array().shared;
         let cells = self.domain().num_elements().unwrap_or(u64::MAX);
-        let targets = group_by_target(shared, [self.transform()])?;
+        let plans = plan_writes(shared, [self.transform()])?;
+        let targets = Targets::new(shared, &plans)?;
         let concurrency = shared.options.request_concurrency.max(1);
-        let explained: Vec<Result<(WriteTarget, Vec<Request>)>> =
-            futures::stream::iter(targets.into_values())
-                .map(|t| explain_target_write(shared, t))
-                .buffered(concurrency)
-                .collect()
-                .await;
+        let explained: Vec<Result<(WriteTarget, Vec<Request>)>> = futures::stream::iter(targets)
+            .map(|t| async { explain_target_write(shared, t?).await })
+            .buffered(concurrency)
+            .collect()
+            .await;
         let mut explain = WriteExplain {
             url: self.array().url(),
             shape: self.shape(),

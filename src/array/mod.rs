@@ -22,7 +22,7 @@
 //!
 //! Reads, writes and store requests emit [`tracing`](https://docs.rs/tracing) spans and
 //! events: a `read` / `write` span per operation with a `plan` span and a "planned" event
-//! (rank, shards or chunks, inner operations, planning time); per shard an event naming how
+//! (rank, shards or chunks, planning time); per shard an event naming how
 //! it is read or written; one event per store request (target `zarrflow::store`: method,
 //! key, range, bytes, latency, outcome) — all at DEBUG; per inner chunk decoded or encoded
 //! at TRACE. Nothing is logged at INFO or above, and without a subscriber the events cost
@@ -35,6 +35,7 @@ mod element;
 mod error;
 mod explain;
 mod gate;
+mod planned;
 mod pool;
 mod read;
 mod retry;

@@ -33,7 +33,8 @@ use crate::store::{FetchedObject, StoreError, StoreKey};
 use super::cache::{Cached, read_index};
 use super::error::{ArrayError, Result};
 use super::gate::DecodeGate;
-use super::pool::{on_blocking, on_cpu_pool, on_multi_thread_runtime, run_parallel};
+use super::planned::Planned;
+use super::pool::{on_blocking, on_cpu_pool, on_multi_thread_runtime};
 use super::retry::{MAX_CONFLICT_ATTEMPTS, backoff};
 use super::scatter::Kernel;
 use super::{ShardLayout, Shared, inner_chunk_index};
@@ -110,6 +111,10 @@ impl ChunkCodec<'_> {
 /// Compiled copy kernels with what they copy.
 type Parts = Vec<(Kernel, Payload)>;
 
+/// Where a shard's decode hands its parts over while it goes, [`MAX_BATCH`] at a time (a
+/// shard of a million inner chunks never holds a million parts).
+type PartsSender = tokio::sync::mpsc::Sender<Result<Parts>>;
+
 /// Reads the cells of `transform` (over the array's storage space) into `out`, the C-order
 /// native-endian buffer of the transform's domain shape.
 pub(crate) async fn read_into(
@@ -141,8 +146,11 @@ async fn read_planned(
     let decode = Arc::new(DecodeGate::new(shared.options.decode_threads));
     let concurrency = shared.options.request_concurrency.max(1);
     let fill = shared.node.metadata().fill_value().as_ne_bytes().to_vec();
-    // Plan on the calling task (errors surface before any I/O); the owned work lists then
-    // move into a producer task.
+    // Plan on the calling task (the partition and the first batch of shards: errors
+    // surface before any I/O); the owned plan then moves into a producer task, which
+    // lowers later shards as it reads them, so a plan of millions of chunks never exists
+    // whole: at most a batch of lowered shards, `request_concurrency` in flight and the
+    // channel's parts are alive at once.
     let work = plan_read(shared, transform)?;
     // The producer fetches and decodes (kernels compiled on the decode pool) and hands
     // decoded parts over a bounded channel; this task only copies them into `out`. Running
@@ -154,12 +162,17 @@ async fn read_planned(
     let gate = decode.clone();
     let producer = {
         let shared = shared.clone();
+        let parts = tx.clone();
         async move {
             let shared = &shared;
             let mut stream = match work {
                 Work::Shards(works) => match &shared.shards {
                     Some(layout) => futures::stream::iter(works)
-                        .map(|work| read_shard(shared, layout, work, decode.clone()))
+                        .map(move |work| {
+                            let decode = decode.clone();
+                            let parts = parts.clone();
+                            async move { read_shard(shared, layout, work?, decode, parts).await }
+                        })
                         .buffer_unordered(concurrency)
                         .boxed(),
                     None => futures::stream::once(async {
@@ -170,7 +183,10 @@ async fn read_planned(
                     .boxed(),
                 },
                 Work::Chunks(ops) => futures::stream::iter(ops)
-                    .map(|op| read_chunk(shared, op, decode.clone()))
+                    .map(move |op| {
+                        let decode = decode.clone();
+                        async move { read_chunk(shared, op?, decode).await }
+                    })
                     .buffer_unordered(concurrency)
                     .boxed(),
             };
@@ -203,9 +219,10 @@ async fn read_planned(
 }
 
 /// Plans a read of `transform`: the touched shards (each with its inner plan) or chunks, in
-/// plan order. With DEBUG events on, one event reports the plan (rank, shards or chunks,
-/// inner operations, time); counting the inner operations then partitions every shard here
-/// (memoised: the read does not partition them again).
+/// plan order, lowered a batch at a time as they are read (see [`Planned`]): the first
+/// batch here, so planning errors surface before any request. With DEBUG events on, one
+/// event reports the plan (rank, shards or chunks, planning time of the partition and the
+/// first batch).
 pub(super) fn plan_read(shared: &Shared, transform: &IndexTransform) -> Result<Work> {
     let span = tracing::debug_span!("plan", rank = transform.input_rank());
     let _entered = span.enter();
@@ -213,54 +230,30 @@ pub(super) fn plan_read(shared: &Shared, transform: &IndexTransform) -> Result<W
     let work = match &shared.shards {
         Some(layout) => {
             let plan = plan_sharded(transform, &shared.grids, &layout.inner_chunk_shape)?;
-            let rows: Vec<Vec<usize>> = plan.outer().partition()?.rows().collect();
-            Work::Shards(plan_rows(&rows, |row| Ok(plan.shard_at(row)?))?)
+            let partition = plan.outer().partition()?;
+            let (rows, len) = (partition.rows(), partition.len());
+            Work::Shards(Planned::new(rows, len, move |row| Ok(plan.shard_at(row)?))?)
         }
         None => {
             let plan = plan_chunks(transform, &shared.grids)?;
-            let rows: Vec<Vec<usize>> = plan.partition()?.rows().collect();
-            Work::Chunks(plan_rows(&rows, |row| Ok(plan.op_at(row)?))?)
+            let partition = plan.partition()?;
+            let (rows, len) = (partition.rows(), partition.len());
+            Work::Chunks(Planned::new(rows, len, move |row| Ok(plan.op_at(row)?))?)
         }
     };
     if let Some(start) = start {
+        let planning_us = start.elapsed().as_micros() as u64;
         match &work {
             Work::Shards(works) => {
-                let mut inner_ops = 0u128;
-                for w in works {
-                    inner_ops = inner_ops.saturating_add(w.inner.len()?);
-                }
-                tracing::debug!(
-                    shards = works.len(),
-                    inner_ops = inner_ops as u64,
-                    planning_us = start.elapsed().as_micros() as u64,
-                    "planned a read"
-                );
+                tracing::debug!(shards = works.len() as u64, planning_us, "planned a read")
             }
-            Work::Chunks(ops) => tracing::debug!(
-                chunks = ops.len(),
-                planning_us = start.elapsed().as_micros() as u64,
-                "planned a read"
-            ),
+            Work::Chunks(ops) => {
+                tracing::debug!(chunks = ops.len() as u64, planning_us, "planned a read")
+            }
         }
     }
     Ok(work)
 }
-
-/// Plans every row (touched shard or chunk) with `plan_row`, in order; many rows are
-/// planned in parallel on rayon's pool (a gather's shards each lower thousands of points).
-fn plan_rows<T: Send>(
-    rows: &[Vec<usize>],
-    plan_row: impl Fn(&[usize]) -> Result<T> + Sync,
-) -> Result<Vec<T>> {
-    use rayon::prelude::*;
-    if rows.len() < PARALLEL_PLAN_ROWS {
-        return rows.iter().map(|r| plan_row(r)).collect();
-    }
-    run_parallel(|| rows.par_iter().map(|r| plan_row(r)).collect())
-}
-
-/// Fewer rows than this are planned on the calling thread.
-const PARALLEL_PLAN_ROWS: usize = 8;
 
 /// A piece of the result for one copy thread: start byte, the bytes, what lands there.
 type Piece<'a> = (usize, &'a mut [u8], Parts);
@@ -441,12 +434,13 @@ fn copy_one(
     }
 }
 
-/// The planned work of a read: the touched shards or chunks, in plan order.
+/// The planned work of a read: the touched shards or chunks, in plan order, lowered as
+/// the read goes.
 pub(super) enum Work {
     /// Touched shards, each with its inner plan.
-    Shards(Vec<ShardWork>),
+    Shards(Planned<ShardWork>),
     /// Touched chunks of an unsharded array.
-    Chunks(Vec<ChunkOp>),
+    Chunks(Planned<ChunkOp>),
 }
 
 /// Aborts the producer task when the read is dropped (cancelled) or fails early, and
@@ -526,6 +520,7 @@ async fn read_shard(
     layout: &ShardLayout,
     work: ShardWork,
     decode: Arc<DecodeGate>,
+    parts: PartsSender,
 ) -> Result<Parts> {
     let key = shared.chunk_key(&work.shard.chunk_coords)?;
     if !layout.partial_reads {
@@ -551,9 +546,9 @@ async fn read_shard(
         "read shard"
     );
     if whole {
-        read_shard_whole_object(shared, key, codec, work, decode).await
+        read_shard_whole_object(shared, key, codec, work, decode, parts).await
     } else {
-        read_shard_partial(shared, key, codec, work, decode).await
+        read_shard_partial(shared, key, codec, work, decode, parts).await
     }
 }
 
@@ -599,6 +594,7 @@ async fn read_shard_whole_object(
     codec: ShardIndexCodec,
     work: ShardWork,
     decode: Arc<DecodeGate>,
+    parts: PartsSender,
 ) -> Result<Parts> {
     let object = match shared.node.store().get_object(&key).await {
         Ok(object) => object,
@@ -625,7 +621,7 @@ async fn read_shard_whole_object(
             },
         );
         let source = InnerSource::Object(&object);
-        decode_inner(&shared, &codec, &index, &key, &work, source)
+        decode_inner(&shared, &codec, &index, &key, &work, source, &parts)
     })
     .await
 }
@@ -641,6 +637,7 @@ async fn read_shard_partial(
     codec: ShardIndexCodec,
     work: ShardWork,
     decode: Arc<DecodeGate>,
+    parts: PartsSender,
 ) -> Result<Parts> {
     let store = shared.node.store();
     let cps = codec.chunks_per_shard().to_vec();
@@ -689,7 +686,7 @@ async fn read_shard_partial(
     let shared = shared.clone();
     on_blocking(Some(decode), move || {
         let source = InnerSource::Ranges(&by_start);
-        decode_inner(&shared, &codec, &index, &key, &work, source)
+        decode_inner(&shared, &codec, &index, &key, &work, source, &parts)
     })
     .await
 }
@@ -703,7 +700,9 @@ enum InnerSource<'a> {
 }
 
 /// Decodes the inner chunks `work` reads, taking their bytes from `source`; absent ones
-/// fill.
+/// fill. Runs on the blocking pool: parts go to `sink` [`MAX_BATCH`] at a time as they are
+/// made (the inner operations are lowered one by one, so a shard's plan is never whole);
+/// the last ones are returned.
 fn decode_inner(
     shared: &Shared,
     codec: &ShardIndexCodec,
@@ -711,6 +710,7 @@ fn decode_inner(
     key: &StoreKey,
     work: &ShardWork,
     source: InnerSource<'_>,
+    sink: &PartsSender,
 ) -> Result<Parts> {
     use std::fmt::Write;
     let meta = shared.node.metadata();
@@ -737,6 +737,10 @@ fn decode_inner(
     let (mut decoded, mut filled, mut bytes_in) = (0usize, 0usize, 0u64);
     let chunk_bytes = chunk_cells.saturating_mul(elem);
     for op in work.inner_ops()? {
+        if parts.len() >= MAX_BATCH {
+            sink.blocking_send(Ok(std::mem::take(&mut parts)))
+                .map_err(|_| ArrayError::task("the read was cancelled", None))?;
+        }
         let op = op?;
         let kernel = Kernel::new(&op)?;
         let Some(range) = index.get(inner_chunk_index(&op.chunk_coords, cps)?) else {

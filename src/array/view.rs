@@ -287,9 +287,14 @@ impl ArrayView {
         } else if vshape == target {
             Values::Borrowed(values)
         } else {
-            Values::Owned(std::sync::Arc::new(broadcast_bytes(
-                values, &vshape, &target, elem,
-            )?))
+            // Broadcast where they are read (never materialised: values broadcast over a
+            // huge domain, e.g. through a stride-0 transform, cost their own size).
+            let mut shape = vec![1; target.len() - vshape.len()];
+            shape.extend(vshape);
+            Values::Broadcast {
+                bytes: std::sync::Arc::new(values.to_vec()),
+                shape,
+            }
         };
         Ok(StagedWrite {
             transform: self.transform.clone(),
@@ -335,28 +340,4 @@ impl ArrayView {
     pub(crate) fn check_element<T: Element>(&self) -> Result<()> {
         self.check_type::<T>()
     }
-}
-
-/// Materialises `values` of `vshape` broadcast to `target` (right-aligned, size-1 axes
-/// repeat), as C-order bytes.
-fn broadcast_bytes(values: &[u8], vshape: &[u64], target: &[u64], elem: usize) -> Result<Vec<u8>> {
-    let mut src_shape: Vec<usize> = vec![1; target.len() - vshape.len()];
-    src_shape.extend(vshape.iter().map(|&n| n as usize));
-    src_shape.push(elem);
-    let mut dst_shape: Vec<usize> = target.iter().map(|&n| n as usize).collect();
-    dst_shape.push(elem);
-    let src = ndarray::ArrayViewD::from_shape(IxDyn(&src_shape), values)
-        .map_err(|e| ArrayError::Internal(e.to_string()))?;
-    let view = src.broadcast(IxDyn(&dst_shape)).ok_or_else(|| {
-        ArrayError::ShapeMismatch(ShapeMismatch::Broadcast {
-            values: vshape.to_vec(),
-            selection: target.to_vec(),
-        })
-    })?;
-    let total: usize = dst_shape.iter().product();
-    let mut out = zeroed::<u8>(total)?;
-    for (o, v) in out.iter_mut().zip(view.iter()) {
-        *o = *v;
-    }
-    Ok(out)
 }

@@ -21,7 +21,8 @@
 //! Writes from the same process to one shard are serialised by a striped lock; values are
 //! applied in request C order, so a point written twice keeps the last value.
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -32,7 +33,9 @@ use tracing::Instrument;
 use crate::codec::sharding::fill_bytes;
 use crate::index::IndexTransform;
 use crate::index::shape::cell_count;
-use crate::plan::{ChunkOp, Coverage, plan_chunks, plan_sharded};
+use crate::plan::{
+    ChunkOp, ChunkOrderRows, ChunkPlan, Coverage, ShardedPlan, plan_chunks, plan_sharded,
+};
 use crate::store::{ObjectVersion, PutMode, StoreError, StoreKey};
 
 use super::error::{ArrayError, Result};
@@ -50,6 +53,15 @@ pub(crate) enum Values<'a> {
     Borrowed(&'a [u8]),
     /// One element, broadcast to every cell.
     Scalar(Vec<u8>),
+    /// C-order native-endian bytes of `shape` (the write's rank, each extent the domain's
+    /// or 1), broadcast NumPy-style to the write's domain where they are read: never
+    /// materialised, so values broadcast over a huge domain cost their own size.
+    Broadcast {
+        /// The values.
+        bytes: Arc<Vec<u8>>,
+        /// Their shape.
+        shape: Vec<u64>,
+    },
 }
 
 impl Values<'_> {
@@ -59,6 +71,7 @@ impl Values<'_> {
             Values::Owned(b) => b.len(),
             Values::Borrowed(b) => b.len(),
             Values::Scalar(v) => v.len(),
+            Values::Broadcast { bytes, .. } => bytes.len(),
         }
     }
 }
@@ -79,6 +92,7 @@ impl StagedWrite<'_> {
                 Values::Borrowed(b) => Values::Owned(Arc::new(b.to_vec())),
                 Values::Owned(b) => Values::Owned(b),
                 Values::Scalar(v) => Values::Scalar(v),
+                Values::Broadcast { bytes, shape } => Values::Broadcast { bytes, shape },
             },
         }
     }
@@ -112,13 +126,18 @@ impl Target {
 }
 
 /// Applies `writes` in order.
+///
+/// The writes are planned first (their shard-level partitions: planning errors of that
+/// level surface before any request); their touched shards (or chunks) are then produced
+/// one at a time in ascending key order by [`Targets`] and written `request_concurrency`
+/// at a time, so memory holds the targets in flight, never the plan of the whole request.
 pub(crate) async fn write(shared: &Arc<Shared>, writes: &[StagedWrite<'_>]) -> Result<()> {
     let span = tracing::debug_span!("write", writes = writes.len());
     async {
-        let targets = group_by_target(shared, writes.iter().map(|w| &w.transform))?;
+        let plans = plan_writes(shared, writes.iter().map(|w| &w.transform))?;
         let concurrency = shared.options.request_concurrency.max(1);
-        let mut results = futures::stream::iter(targets.into_values())
-            .map(|t| write_target(shared, writes, t))
+        let mut results = futures::stream::iter(Targets::new(shared, &plans)?)
+            .map(|t| async { write_target(shared, writes, t?).await })
             .buffer_unordered(concurrency);
         while let Some(r) = results.next().await {
             r?;
@@ -129,75 +148,169 @@ pub(crate) async fn write(shared: &Arc<Shared>, writes: &[StagedWrite<'_>]) -> R
     .await
 }
 
-/// Plans every write (given by its transform, in order) and groups the operations by shard
-/// (or chunk). With DEBUG events on, one event reports the plan.
-pub(super) fn group_by_target<'t>(
+/// The plan of one staged write: over the shard grid (and then each shard's inner grid),
+/// or over the chunk grid.
+pub(super) enum WritePlan {
+    /// A sharded array's two-level plan.
+    Sharded(ShardedPlan),
+    /// An unsharded array's plan.
+    Chunks(ChunkPlan),
+}
+
+impl WritePlan {
+    /// The plan over the outer grid (shards or chunks).
+    fn outer(&self) -> &ChunkPlan {
+        match self {
+            WritePlan::Sharded(plan) => plan.outer(),
+            WritePlan::Chunks(plan) => plan,
+        }
+    }
+}
+
+/// Plans every write (given by its transform, in order) over the outer grid, building each
+/// partition; writes of empty selections get no plan. With DEBUG events on, one event
+/// reports the plans.
+pub(super) fn plan_writes<'t>(
     shared: &Shared,
     transforms: impl IntoIterator<Item = &'t IndexTransform>,
-) -> Result<BTreeMap<Vec<i64>, Target>> {
+) -> Result<Vec<(usize, WritePlan)>> {
     let span = tracing::debug_span!("plan");
     let _entered = span.enter();
     let start = tracing::enabled!(tracing::Level::DEBUG).then(std::time::Instant::now);
-    let mut targets: BTreeMap<Vec<i64>, Target> = BTreeMap::new();
+    let mut plans = Vec::new();
     let mut rank = 0;
     for (w, transform) in transforms.into_iter().enumerate() {
         rank = transform.input_rank();
         if transform.domain().is_empty() {
             continue;
         }
-        match &shared.shards {
-            Some(layout) => {
-                let plan = plan_sharded(transform, &shared.grids, &layout.inner_chunk_shape)?;
-                for work in plan.shards()? {
-                    let work = work?;
-                    let cps = layout.sharding.chunks_per_shard(&work.shard.chunk_shape)?;
-                    let coords = work.shard.chunk_coords.clone();
-                    let t = targets.entry(coords.clone()).or_insert_with(|| Target {
-                        coords,
-                        outer: Vec::new(),
-                        inner: BTreeMap::new(),
-                    });
-                    if layout.partial_reads {
-                        for op in work.inner_ops()? {
-                            let op = op?;
-                            let linear = inner_chunk_index(&op.chunk_coords, &cps)?;
-                            t.inner.entry(linear).or_default().push((w, op));
-                        }
-                    }
-                    t.outer.push((w, work.shard));
-                }
-            }
-            None => {
-                let plan = plan_chunks(transform, &shared.grids)?;
-                for op in plan.ops()? {
-                    let op = op?;
-                    let coords = op.chunk_coords.clone();
-                    targets
-                        .entry(coords.clone())
-                        .or_insert_with(|| Target {
-                            coords,
-                            outer: Vec::new(),
-                            inner: BTreeMap::new(),
-                        })
-                        .outer
-                        .push((w, op));
-                }
-            }
-        }
+        let plan = match &shared.shards {
+            Some(layout) => WritePlan::Sharded(plan_sharded(
+                transform,
+                &shared.grids,
+                &layout.inner_chunk_shape,
+            )?),
+            None => WritePlan::Chunks(plan_chunks(transform, &shared.grids)?),
+        };
+        plan.outer().partition()?;
+        plans.push((w, plan));
     }
     if let Some(start) = start {
+        let mut outer_ops = 0u128;
+        for (_, plan) in &plans {
+            outer_ops = outer_ops.saturating_add(plan.outer().len()?);
+        }
         tracing::debug!(
             rank,
-            targets = targets.len(),
-            inner_ops = targets
-                .values()
-                .map(|t| t.inner.values().map(Vec::len).sum::<usize>())
-                .sum::<usize>(),
+            outer_ops = outer_ops as u64,
             planning_us = start.elapsed().as_micros() as u64,
             "planned a write"
         );
     }
-    Ok(targets)
+    Ok(plans)
+}
+
+/// The touched shards (or chunks) of some planned writes, in ascending key order, each
+/// with the operations of every write touching it in write order. Each plan's rows are
+/// walked in chunk order ([`ChunkPlan::rows_in_chunk_order`]) and the walks merged, so a
+/// target's operations are lowered (and its inner chunks planned) only when the write gets
+/// to it: the state is one row per write.
+///
+/// Operations are lowered as writes ([`ChunkOp::last_writer`]): a broadcast loop (a
+/// stride-0 map, a broadcast index array) is cut to its last step, the value NumPy and
+/// TensorStore keep, so a write visits the cells it changes, not every cell of a domain
+/// mapped onto them.
+pub(super) struct Targets<'p> {
+    shared: &'p Shared,
+    plans: &'p [(usize, WritePlan)],
+    walks: Vec<ChunkOrderRows<'p>>,
+    /// The next row of each walk, smallest coordinates first: (coordinates, plan, row).
+    heads: BinaryHeap<Reverse<(Vec<i64>, usize, Vec<usize>)>>,
+    failed: bool,
+}
+
+impl<'p> Targets<'p> {
+    /// The targets of `plans` (from [`plan_writes`], whose partitions are built).
+    pub(super) fn new(shared: &'p Shared, plans: &'p [(usize, WritePlan)]) -> Result<Self> {
+        let mut targets = Targets {
+            shared,
+            plans,
+            walks: Vec::with_capacity(plans.len()),
+            heads: BinaryHeap::with_capacity(plans.len()),
+            failed: false,
+        };
+        for (i, (_, plan)) in plans.iter().enumerate() {
+            let mut walk = plan.outer().partition()?.rows_in_chunk_order();
+            if let Some((row, coords)) = walk.next() {
+                targets.heads.push(Reverse((coords, i, row)));
+            }
+            targets.walks.push(walk);
+        }
+        Ok(targets)
+    }
+
+    /// The target at `coords`, touched by the plans (and rows) in `rows`, in write order.
+    fn build(&self, coords: Vec<i64>, rows: &[(usize, Vec<usize>)]) -> Result<Target> {
+        let mut t = Target {
+            coords,
+            outer: Vec::with_capacity(rows.len()),
+            inner: BTreeMap::new(),
+        };
+        for (i, row) in rows {
+            let (w, plan) = &self.plans[*i];
+            let op = plan.outer().op_at(row)?.last_writer();
+            match (plan, &self.shared.shards) {
+                (WritePlan::Sharded(plan), Some(layout)) => {
+                    let work = plan.plan_shard(op)?;
+                    if layout.partial_reads {
+                        let cps = layout.sharding.chunks_per_shard(&work.shard.chunk_shape)?;
+                        for op in work.inner_ops()? {
+                            let op = op?;
+                            let linear = inner_chunk_index(&op.chunk_coords, &cps)?;
+                            t.inner.entry(linear).or_default().push((*w, op));
+                        }
+                    }
+                    t.outer.push((*w, work.shard));
+                }
+                (WritePlan::Chunks(_), None) => t.outer.push((*w, op)),
+                _ => {
+                    return Err(ArrayError::Internal(
+                        "a write plan that does not match the array's sharding".into(),
+                    ));
+                }
+            }
+        }
+        Ok(t)
+    }
+}
+
+impl Iterator for Targets<'_> {
+    type Item = Result<Target>;
+
+    fn next(&mut self) -> Option<Result<Target>> {
+        if self.failed {
+            return None;
+        }
+        let Reverse((coords, i, row)) = self.heads.pop()?;
+        let mut rows = vec![(i, row)];
+        while let Some(Reverse((next, ..))) = self.heads.peek()
+            && *next == coords
+        {
+            if let Some(Reverse((_, j, row))) = self.heads.pop() {
+                rows.push((j, row));
+            }
+        }
+        // Plans are in write order: operations apply in that order.
+        rows.sort_unstable_by_key(|(i, _)| *i);
+        for (i, _) in &rows {
+            if let Some((row, coords)) = self.walks[*i].next() {
+                self.heads.push(Reverse((coords, *i, row)));
+            }
+        }
+        let target = self.build(coords, &rows);
+        self.failed = target.is_err();
+        Some(target)
+    }
 }
 
 /// Applies the operations of some writes to one chunk buffer, in order.
@@ -208,11 +321,14 @@ fn apply(
     elem: usize,
 ) -> Result<()> {
     for (w, op) in ops {
-        let kernel = Kernel::new(op)?;
         match &writes[*w].values {
-            Values::Owned(values) => kernel.scatter_into(values, chunk, elem)?,
-            Values::Borrowed(values) => kernel.scatter_into(values, chunk, elem)?,
-            Values::Scalar(value) => kernel.fill_chunk(value, chunk)?,
+            Values::Owned(values) => Kernel::new(op)?.scatter_into(values, chunk, elem)?,
+            Values::Borrowed(values) => Kernel::new(op)?.scatter_into(values, chunk, elem)?,
+            Values::Scalar(value) => Kernel::new(op)?.fill_chunk(value, chunk)?,
+            Values::Broadcast { bytes, shape } => {
+                let op = op.clone().broadcast_dest(shape)?;
+                Kernel::new(&op)?.scatter_into(bytes, chunk, elem)?
+            }
         }
     }
     Ok(())

@@ -192,6 +192,98 @@ impl ChunkOp {
         rec_linear(&self.axes, chunk_strides, result_strides, base, 0, &mut f);
     }
 
+    /// The operation as a write: every broadcast loop (a request axis that reads nothing
+    /// new in the chunk, e.g. under a stride-0 map or a broadcast index array) is cut to its
+    /// last step, and the coverage is proven again.
+    ///
+    /// All steps of such a loop land on the same chunk cells, so writing them one after
+    /// the other leaves the values of the last step: NumPy's and TensorStore's rule (the
+    /// last cell in C order of the request wins). The write then visits the image of the
+    /// request in the chunk, not the request: a 10^9 × 10^9 domain mapped onto one cell is
+    /// one cell. A loop with no step is kept (the operation writes nothing).
+    pub fn last_writer(self) -> ChunkOp {
+        if !self
+            .axes
+            .iter()
+            .any(|a| a.count > 1 && matches!(a.source, AxisSource::Run { dim: None, .. }))
+        {
+            return self;
+        }
+        let mut op = self;
+        for a in &mut op.axes {
+            if a.count <= 1 || !matches!(a.source, AxisSource::Run { dim: None, .. }) {
+                continue;
+            }
+            let last = a.count - 1;
+            a.dest = match &a.dest {
+                AxisDest::Run {
+                    axis,
+                    start,
+                    stride,
+                } => AxisDest::Run {
+                    axis: *axis,
+                    start: start + stride * last as i64,
+                    stride: *stride,
+                },
+                AxisDest::Points { axes, coords } => {
+                    let w = axes.len();
+                    let at = usize::try_from(last)
+                        .unwrap_or(usize::MAX)
+                        .saturating_mul(w);
+                    AxisDest::Points {
+                        axes: axes.clone(),
+                        coords: coords.get(at..at + w).unwrap_or_default().to_vec(),
+                    }
+                }
+            };
+            a.count = 1;
+        }
+        op.coverage = coverage_of(&op);
+        op
+    }
+
+    /// The operation addressing, instead of the result, an array of `shape` broadcast to it
+    /// (NumPy's rule: `shape` has the result's rank and each extent is the result's or 1):
+    /// destinations along axes of extent 1 become 0 and `result_shape` becomes `shape`. A
+    /// write then reads broadcast values where they are, never materialised.
+    pub fn broadcast_dest(mut self, shape: &[u64]) -> Result<ChunkOp> {
+        if shape.len() != self.result_shape.len()
+            || shape
+                .iter()
+                .zip(&self.result_shape)
+                .any(|(&v, &r)| v != r && v != 1)
+        {
+            return Err(PlanError::RankMismatch(format!(
+                "values of shape {shape:?} do not broadcast to the result shape {:?}",
+                self.result_shape
+            )));
+        }
+        let flat = |k: usize| shape[k] == 1 && self.result_shape[k] != 1;
+        for a in &mut self.axes {
+            match &mut a.dest {
+                AxisDest::Run {
+                    axis,
+                    start,
+                    stride,
+                } if flat(*axis) => {
+                    *start = 0;
+                    *stride = 0;
+                }
+                AxisDest::Run { .. } => {}
+                AxisDest::Points { axes, coords } => {
+                    let w = axes.len().max(1);
+                    for (m, &k) in axes.iter().enumerate() {
+                        if flat(k) {
+                            coords.iter_mut().skip(m).step_by(w).for_each(|c| *c = 0);
+                        }
+                    }
+                }
+            }
+        }
+        self.result_shape = shape.to_vec();
+        Ok(self)
+    }
+
     /// C-order element strides of the declared chunk shape.
     pub fn chunk_c_strides(&self) -> Vec<i64> {
         c_strides(&self.chunk_shape)

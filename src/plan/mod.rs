@@ -68,6 +68,7 @@ mod diagonal;
 mod indexed;
 mod joint;
 mod lower;
+mod order;
 mod strided;
 mod two_level;
 
@@ -82,6 +83,7 @@ pub use diagonal::DiagonalSet;
 pub use indexed::IndexedSet;
 pub use joint::JointSet;
 pub use lower::{AxisDest, AxisSource, ChunkOp, ChunkProjection, Coverage, LoopAxis};
+pub use order::ChunkOrderRows;
 pub use strided::{StridedRow, StridedSet};
 pub use two_level::{ShardWork, ShardedPlan, plan_sharded};
 
@@ -275,6 +277,12 @@ impl GridPartition {
             }
         }
         Ok(out)
+    }
+
+    /// The rows with their chunk coordinates in ascending (lexicographic) order of the
+    /// coordinates, lazily: the order in which several plans are merged chunk by chunk.
+    pub fn rows_in_chunk_order(&self) -> ChunkOrderRows<'_> {
+        ChunkOrderRows::new(self)
     }
 
     /// All row multi-indices in iteration order (row-major over [`row_shape`](Self::row_shape)).

@@ -955,3 +955,117 @@ fn joint_keys_in_u32_range_use_the_packed_sort() {
         [1, 3, 2, 4, 0]
     );
 }
+
+// ---- chunk order and writes ----
+
+/// Every row once, in strictly ascending chunk coordinates, each with its coordinates.
+fn check_chunk_order(plan: &ChunkPlan) {
+    let p = plan.partition().unwrap();
+    let walked: Vec<(Vec<usize>, Vec<i64>)> = p.rows_in_chunk_order().collect();
+    for (row, coords) in &walked {
+        assert_eq!(&p.chunk_coords_at(row).unwrap(), coords);
+    }
+    for w in walked.windows(2) {
+        assert!(w[0].1 < w[1].1, "{:?} then {:?}", w[0].1, w[1].1);
+    }
+    let mut rows: Vec<Vec<usize>> = walked.into_iter().map(|(r, _)| r).collect();
+    rows.sort();
+    let mut all: Vec<Vec<usize>> = p.rows().collect();
+    all.sort();
+    assert_eq!(rows, all);
+}
+
+#[test]
+fn rows_in_chunk_order_cover_every_plan_shape() {
+    let base = IndexTransform::from_shape(&[6, 8, 5]).unwrap();
+    let g = grids(&[(3, 6), (4, 8), (2, 5)]);
+    let shapes = [
+        base.clone(),
+        base.index(&sel![..;-1, 3, 1..]).unwrap(),
+        base.oindex(&sel![[5, 0, 3], .., [4, 0]]).unwrap(),
+        // a joint set over dimensions 0 and 1 after the strided table of dimension 2
+        base.vindex(&sel![[0, 5, 5, 0], [7, 0, 1, 6], ..]).unwrap(),
+        // a joint set over dimensions 0 and 2 around the strided dimension 1
+        base.vindex(&sel![[0, 5, 5, 0, 3], .., [1, 4, 0, 2, 2]])
+            .unwrap(),
+    ];
+    for t in &shapes {
+        check_chunk_order(&plan_chunks(t, &g).unwrap());
+    }
+    // a diagonal whose members run in opposite directions, beside a strided dimension
+    let d = IndexDomain::from_shape(&[10, 5]).unwrap();
+    let t = IndexTransform::new(
+        d,
+        vec![
+            OutputIndexMap::dimension(0, 0, 1),
+            OutputIndexMap::dimension(1, 0, 1),
+            OutputIndexMap::dimension(0, 9, -1),
+        ],
+    )
+    .unwrap();
+    let plan = plan_chunks(&t, &grids(&[(3, 10), (2, 5), (4, 10)])).unwrap();
+    assert!(matches!(
+        plan.partition().unwrap().tables()[1],
+        Table::Diagonal(_)
+    ));
+    check_chunk_order(&plan);
+    // a rank-0 plan has one row
+    let t = IndexTransform::from_shape(&[]).unwrap();
+    let plan = plan_chunks(&t, &[]).unwrap();
+    assert_eq!(plan.partition().unwrap().rows_in_chunk_order().count(), 1);
+}
+
+#[test]
+fn last_writer_cuts_broadcast_loops_to_their_last_step() {
+    // 2^63 request cells onto one storage cell: one step, the last one.
+    let d = IndexDomain::new(vec![-(1i64 << 62)], vec![1i64 << 62]).unwrap();
+    let t = IndexTransform::new(d, vec![OutputIndexMap::dimension(0, 7, 0)]).unwrap();
+    let op = plan_chunks(&t, &grids(&[(4, 10)]))
+        .unwrap()
+        .op_at(&[0])
+        .unwrap();
+    let last = op.clone().last_writer();
+    assert_eq!(last.axes[0].count, 1);
+    assert_eq!(
+        last.axes[0].dest,
+        AxisDest::Run {
+            axis: 0,
+            start: i64::MAX,
+            stride: 1
+        }
+    );
+    assert_eq!(last.coverage, Coverage::Partial);
+    // over a chunk of one cell the write covers it (before: hit 2^63 times, partial)
+    let op = plan_chunks(&t, &grids(&[(1, 10)]))
+        .unwrap()
+        .op_at(&[0])
+        .unwrap();
+    assert_eq!(op.coverage, Coverage::Partial);
+    assert_eq!(op.last_writer().coverage, Coverage::Full);
+    // a broadcast axis beside a real one: each cell keeps its last row's value
+    let t = IndexTransform::new(
+        IndexDomain::from_shape(&[3, 4]).unwrap(),
+        vec![OutputIndexMap::dimension(1, 0, 1)],
+    )
+    .unwrap();
+    let op = plan_chunks(&t, &grids(&[(4, 4)]))
+        .unwrap()
+        .op_at(&[0])
+        .unwrap();
+    let mut cells = vec![];
+    op.clone()
+        .last_writer()
+        .for_each_cell(|local, dest| cells.push((local.to_vec(), dest.to_vec())));
+    assert_eq!(
+        cells,
+        (0..4).map(|x| (vec![x], vec![2, x])).collect::<Vec<_>>()
+    );
+    assert_eq!(op.clone().last_writer().coverage, Coverage::Full);
+    // nothing to cut: the operation is unchanged
+    let t = IndexTransform::from_shape(&[4]).unwrap();
+    let op = plan_chunks(&t, &grids(&[(2, 4)]))
+        .unwrap()
+        .op_at(&[1])
+        .unwrap();
+    assert_eq!(op.clone().last_writer(), op);
+}

@@ -63,10 +63,12 @@ impl ShardedPlan {
 
     /// Plans one shard row.
     pub fn shard_at(&self, row: &[usize]) -> Result<ShardWork> {
-        self.work(self.outer.op_at(row)?)
+        self.plan_shard(self.outer.op_at(row)?)
     }
 
-    fn work(&self, shard: ChunkOp) -> Result<ShardWork> {
+    /// Plans a shard-level operation of this plan (possibly rewritten, e.g. by
+    /// [`ChunkOp::last_writer`]) against the shard's regular inner-chunk grid.
+    pub fn plan_shard(&self, shard: ChunkOp) -> Result<ShardWork> {
         let grids = shard
             .data_shape
             .iter()
@@ -83,7 +85,7 @@ impl ShardedPlan {
 
     /// Every touched shard in the outer plan's order.
     pub fn shards(&self) -> Result<impl Iterator<Item = Result<ShardWork>> + '_> {
-        Ok(self.outer.ops()?.map(move |op| self.work(op?)))
+        Ok(self.outer.ops()?.map(move |op| self.plan_shard(op?)))
     }
 }
 

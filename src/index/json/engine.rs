@@ -37,7 +37,14 @@ impl IndexTransform {
     }
 
     /// [`from_json`](Self::from_json) from JSON text; malformed text is `invalid_json`.
+    ///
+    /// An ndsel `points` message is read straight into its index arrays (8 bytes a
+    /// coordinate, no JSON value tree); every other text, and every error, goes through
+    /// [`from_json`](Self::from_json), so both give the same transform or error.
     pub fn from_json_str(text: &str) -> Result<IndexTransform, JsonError> {
+        if let Some(columns) = super::points::read_points(text) {
+            return points_transform(columns);
+        }
         Self::from_json(&parse_json_text(text)?)
     }
 
@@ -152,6 +159,31 @@ impl TryFrom<&TransformJson> for IndexTransform {
         IndexTransform::new(domain, output)
             .map_err(|e| JsonError::rank(format!("the body is not a valid transform: {e}")))
     }
+}
+
+/// The lowering of a `points` message (ndsel: rank 1 over `[0, m)`, one index-array map
+/// per coordinate column) from its columns, as [`TryFrom<&TransformJson>`] lowers the
+/// desugared message.
+fn points_transform(columns: Vec<Vec<i64>>) -> Result<IndexTransform> {
+    let m = columns.first().map_or(0, Vec::len);
+    let count =
+        i64::try_from(m).map_err(|_| JsonError::invalid("points: too many points for i64"))?;
+    let domain = IndexDomain::new(vec![0], vec![count])
+        .map_err(JsonError::from)?
+        .with_labels(vec![String::new()])
+        .map_err(JsonError::from)?;
+    let output = columns
+        .into_iter()
+        .map(|mut column| {
+            // growth left up to twice the room needed; give it back
+            column.shrink_to_fit();
+            let array = ArrayD::from_shape_vec(IxDyn(&[m]), column)
+                .map_err(|e| JsonError::rank(format!("points: {e}")))?;
+            OutputIndexMap::array_or_constant(IndexArray::new(array), 0, 1).map_err(JsonError::from)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    IndexTransform::new(domain, output)
+        .map_err(|e| JsonError::rank(format!("the body is not a valid transform: {e}")))
 }
 
 /// `offset + stride * v` if it fits `i64`.

@@ -27,6 +27,7 @@
 mod engine;
 mod error;
 mod ndsel;
+mod points;
 mod tensorstore;
 mod value;
 
