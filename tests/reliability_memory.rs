@@ -9,7 +9,6 @@
 //! - a points message takes a few bytes a coordinate, parsed and read.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use ndarray::{ArrayD, IxDyn};
@@ -64,7 +63,7 @@ unsafe impl GlobalAlloc for Counting {
 static COUNTING: Counting = Counting;
 
 /// One test at a time: the counters and the resident set are the whole process's.
-static SERIAL: Mutex<()> = Mutex::new(());
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// Runs `f` and returns its result with the heap it took above what was allocated before
 /// and after: the peak minus the larger of the two (what stays allocated, e.g. stored
@@ -86,7 +85,7 @@ fn rss() -> Option<u64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_read_write_loop_keeps_memory_flat() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = SERIAL.lock().await;
     let store = Store::memory();
     let spec = ArraySpec::new(vec![256, 256], "float32")
         .shard_shape(vec![64, 64])
@@ -134,7 +133,7 @@ const PLAN_HEAP: usize = 8 << 20;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reading_and_writing_40_000_chunks_streams_the_plan() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = SERIAL.lock().await;
     let store = Store::memory();
     // 1-cell chunks: the request touches 40,000 chunks for 40,000 bytes of values
     let spec = ArraySpec::new(vec![200, 200], "uint8").shard_shape(vec![1, 1]);
@@ -171,7 +170,7 @@ async fn reading_and_writing_40_000_chunks_streams_the_plan() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_points_message_takes_a_few_bytes_a_coordinate() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = SERIAL.lock().await;
     // 200,000 points of rank 2 (2.4 MB of JSON): 16 bytes of coordinates a point
     const POINTS: usize = 200_000;
     let mut text = String::from(r#"{"kind": "points", "coords": ["#);
@@ -223,7 +222,7 @@ async fn a_points_message_takes_a_few_bytes_a_coordinate() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reading_a_shard_of_40_000_inner_chunks_streams_its_parts() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = SERIAL.lock().await;
     let store = Store::memory();
     let spec = ArraySpec::new(vec![200, 200], "uint8")
         .shard_shape(vec![200, 200])

@@ -210,6 +210,9 @@ pub(super) fn plan_writes<'t>(
     Ok(plans)
 }
 
+/// The next row of one walk: its chunk coordinates, the plan's index, the row.
+type Head = (Vec<i64>, usize, Vec<usize>);
+
 /// The touched shards (or chunks) of some planned writes, in ascending key order, each
 /// with the operations of every write touching it in write order. Each plan's rows are
 /// walked in chunk order ([`ChunkPlan::rows_in_chunk_order`]) and the walks merged, so a
@@ -224,8 +227,8 @@ pub(super) struct Targets<'p> {
     shared: &'p Shared,
     plans: &'p [(usize, WritePlan)],
     walks: Vec<ChunkOrderRows<'p>>,
-    /// The next row of each walk, smallest coordinates first: (coordinates, plan, row).
-    heads: BinaryHeap<Reverse<(Vec<i64>, usize, Vec<usize>)>>,
+    /// The next row of each walk, smallest coordinates first.
+    heads: BinaryHeap<Reverse<Head>>,
     failed: bool,
 }
 
