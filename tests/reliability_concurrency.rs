@@ -292,11 +292,14 @@ async fn a_lost_put_response_on_s3_is_resolved_without_a_second_write() {
     );
 }
 
+/// Another writer's write, run once.
+type Hook = Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>;
+
 /// Forwards everything to `inner`; the first PUT reaches `inner`, then `hook` runs (another
 /// writer's write), then the PUT fails as if its response was lost.
 struct LostResponseThen {
     inner: Arc<dyn ObjectStore>,
-    hook: Mutex<Option<Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>>>,
+    hook: Mutex<Option<Hook>>,
 }
 
 impl std::fmt::Debug for LostResponseThen {
@@ -364,7 +367,7 @@ async fn a_retry_after_a_lost_response_keeps_another_writers_newer_write() {
     one_shard_array(&over(base.clone()), false).await;
     // between our PUT and its lost response, another writer writes (2, 2) = 4 on top
     let other = base.clone();
-    let hook: Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send> = Box::new(move || {
+    let hook: Hook = Box::new(move || {
         Box::pin(async move {
             let a = Array::open_in(
                 &over(other),
