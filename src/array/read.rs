@@ -662,6 +662,13 @@ async fn read_shard_partial(
                 ranges.push(r);
             }
         }
+        if ranges.is_empty() && source == "cache" {
+            // Nothing to fetch means no conditional request to catch a replaced shard: a
+            // cached index that shows every needed inner chunk absent is checked against
+            // the store (one index read) before fill values are returned.
+            shared.forget_index(key.as_str());
+            continue;
+        }
         match store
             .get_ranges_of_version(&key, &ranges, Some(&version))
             .await

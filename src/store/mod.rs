@@ -12,8 +12,8 @@
 mod error;
 mod key;
 mod local;
-mod location;
 mod local_cas;
+mod location;
 mod memory;
 pub mod merge;
 mod object;
@@ -24,8 +24,8 @@ pub mod wrappers;
 
 pub use error::StoreError;
 pub use key::StoreKey;
-pub use location::StoreLocation;
 pub use local_cas::{LocalCasStore, NotARegularFile};
+pub use location::StoreLocation;
 pub use merge::{CoalesceOptions, MergePlan, plan_merges};
 pub use object::FetchedObject;
 pub use object_store::{BackoffConfig, RetryConfig};
