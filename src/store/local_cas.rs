@@ -558,25 +558,6 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'sta
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::super::local::is_staging_name;
-    use super::*;
-
-    #[test]
-    fn staging_names_are_never_listed_whatever_the_object_name() {
-        for name in ["0", "zarr.json", "a#b", "#", "x#12"] {
-            let staged = staging_name(std::ffi::OsStr::new(name));
-            let staged = staged.to_string_lossy();
-            assert!(is_staging_name(&staged), "{name} -> {staged}");
-            assert!(
-                staged.starts_with(name.split('#').next().unwrap()),
-                "{staged}"
-            );
-        }
-    }
-}
-
 #[async_trait]
 impl ObjectStore for LocalCasStore {
     async fn put_opts(
@@ -686,5 +667,24 @@ impl ObjectStore for LocalCasStore {
 
     async fn rename_opts(&self, from: &Path, to: &Path, options: RenameOptions) -> Result<()> {
         self.inner.rename_opts(from, to, options).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::local::is_staging_name;
+    use super::*;
+
+    #[test]
+    fn staging_names_are_never_listed_whatever_the_object_name() {
+        for name in ["0", "zarr.json", "a#b", "#", "x#12"] {
+            let staged = staging_name(std::ffi::OsStr::new(name));
+            let staged = staged.to_string_lossy();
+            assert!(is_staging_name(&staged), "{name} -> {staged}");
+            assert!(
+                staged.starts_with(name.split('#').next().unwrap()),
+                "{staged}"
+            );
+        }
     }
 }
