@@ -62,8 +62,6 @@ use object_store::{
     RenameOptions, Result,
 };
 
-use super::local::is_staging_name;
-
 /// The name `object_store` gives this backend in its errors.
 const STORE: &str = "LocalFileSystem";
 
@@ -338,14 +336,15 @@ fn create_dirs(dir: &FsPath, fsync: bool) -> Result<(), LocalError> {
     Ok(())
 }
 
-/// A staging file's unique suffix: the process id and a counter, digits only.
-fn staging_suffix() -> String {
+/// A new staging file name for the object `name`: its part before any `#`, `#`, then the
+/// process id and a counter (digits only), so that listings never show it (its first `#` is
+/// followed by digits only) even when `name` holds a `#`.
+fn staging_name(name: &std::ffi::OsStr) -> std::ffi::OsString {
     static NEXT: AtomicU64 = AtomicU64::new(0);
-    format!(
-        "{}{:06}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
+    let name = name.to_string_lossy();
+    let stem = name.split('#').next().unwrap_or_default();
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("{stem}#{}{n:06}", std::process::id()).into()
 }
 
 /// A written staging file, removed on drop unless it was published.
@@ -379,9 +378,7 @@ impl Staged {
         let mut attempts = 0;
         let (path, file) = loop {
             attempts += 1;
-            let mut staging_name = name.to_os_string();
-            staging_name.push(format!("#{}", staging_suffix()));
-            let path = dir.join(staging_name);
+            let path = dir.join(staging_name(name));
             match OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(f) => break (path, f),
                 Err(e) if attempts < MAX_STAGING_ATTEMPTS => match e.kind() {
@@ -392,10 +389,6 @@ impl Staged {
                 Err(e) => return Err(LocalError::io("create the staging file", &path)(e)),
             }
         };
-        debug_assert!(
-            path.file_name()
-                .is_some_and(|n| is_staging_name(&n.to_string_lossy()))
-        );
         // removed again on any error below
         let mut staged = Staged {
             path,
@@ -674,5 +667,24 @@ impl ObjectStore for LocalCasStore {
 
     async fn rename_opts(&self, from: &Path, to: &Path, options: RenameOptions) -> Result<()> {
         self.inner.rename_opts(from, to, options).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::local::is_staging_name;
+    use super::*;
+
+    #[test]
+    fn staging_names_are_never_listed_whatever_the_object_name() {
+        for name in ["0", "zarr.json", "a#b", "#", "x#12"] {
+            let staged = staging_name(std::ffi::OsStr::new(name));
+            let staged = staged.to_string_lossy();
+            assert!(is_staging_name(&staged), "{name} -> {staged}");
+            assert!(
+                staged.starts_with(name.split('#').next().unwrap()),
+                "{staged}"
+            );
+        }
     }
 }
