@@ -96,9 +96,9 @@ impl ChunkCodec<'_> {
             return Ok(Payload::Encoded(encoded()));
         }
         if kernel.cells().saturating_mul(SPARSE_RATIO) <= cells {
-            scratch.resize(cells.saturating_mul(self.elem), 0);
+            // the stored size is checked before the scratch buffer grows to the chunk's
             self.pipeline
-                .decode_into(bytes, shape, dt, fv, name, scratch)?;
+                .decode_to_buffer(bytes, shape, dt, fv, name, scratch)?;
             return Ok(Payload::Packed(kernel.pack(scratch, self.elem)?));
         }
         Ok(Payload::Data(
@@ -466,7 +466,7 @@ fn fill_part(op: &ChunkOp) -> Result<Parts> {
 
 async fn read_chunk(shared: &Arc<Shared>, op: ChunkOp, decode: Arc<DecodeGate>) -> Result<Parts> {
     let key = shared.chunk_key(&op.chunk_coords)?;
-    let Some(bytes) = shared.node.store().get_opt(&key).await? else {
+    let Some(bytes) = fetch_checked(shared, &key, Some(&op.chunk_shape)).await? else {
         return fill_part(&op);
     };
     let kernel = Kernel::new(&op)?;
@@ -503,6 +503,51 @@ async fn read_chunk(shared: &Arc<Shared>, op: ChunkOp, decode: Arc<DecodeGate>) 
         return decode_chunk();
     }
     on_blocking(Some(decode), decode_chunk).await
+}
+
+/// The whole object at `key` (`None` when absent). With the `shape` of the chunk it
+/// encodes, an object no encoding of that chunk can be is refused
+/// ([`CodecPipeline::check_stored_size`]) from its size, before its bytes are read (on the
+/// local filesystem the object is still in its file then; elsewhere the body has been read).
+pub(super) async fn fetch_checked(
+    shared: &Arc<Shared>,
+    key: &StoreKey,
+    shape: Option<&[u64]>,
+) -> Result<Option<Bytes>> {
+    Ok(fetch_versioned(shared, key, shape)
+        .await?
+        .map(|(bytes, _)| bytes))
+}
+
+/// [`fetch_checked`] with the version of the object read.
+pub(super) async fn fetch_versioned(
+    shared: &Arc<Shared>,
+    key: &StoreKey,
+    shape: Option<&[u64]>,
+) -> Result<Option<(Bytes, crate::store::ObjectVersion)>> {
+    let object = match shared.node.store().get_object(key).await {
+        Ok(object) => object,
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(shape) = shape {
+        let meta = shared.node.metadata();
+        meta.codecs().check_stored_size(
+            object.size(),
+            shape,
+            meta.data_type(),
+            meta.fill_value(),
+            key.as_str(),
+        )?;
+    }
+    let version = object.version().clone();
+    let size = object.size();
+    let bytes = if object.is_in_memory() {
+        object.read_range(0..size)?
+    } else {
+        on_blocking(None, move || Ok(object.read_range(0..size)?)).await?
+    };
+    Ok(Some((bytes, version)))
 }
 
 /// An operation reading at most 1/`SPARSE_RATIO` of its chunk's cells is sparse: it keeps
@@ -567,7 +612,7 @@ async fn read_shard_through_pipeline(
     decode: Arc<DecodeGate>,
 ) -> Result<Parts> {
     tracing::debug!(key = %key, strategy = "pipeline", "read shard");
-    let Some(bytes) = shared.node.store().get_opt(&key).await? else {
+    let Some(bytes) = fetch_checked(shared, &key, Some(&work.shard.chunk_shape)).await? else {
         return fill_part(&work.shard);
     };
     let shared = shared.clone();

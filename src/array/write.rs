@@ -22,7 +22,7 @@ use futures::StreamExt;
 use rayon::prelude::*;
 use tracing::Instrument;
 
-use crate::codec::sharding::fill_bytes;
+use crate::codec::bounds::try_fill_bytes;
 use crate::index::IndexTransform;
 use crate::index::shape::cell_count;
 use crate::plan::{ChunkOp, Coverage, plan_chunks, plan_sharded};
@@ -245,13 +245,15 @@ async fn write_target(
     }))
 }
 
-/// Reads an object with its version; `None` when it does not exist.
-async fn read_versioned(shared: &Shared, key: &StoreKey) -> Result<Option<(Bytes, ObjectVersion)>> {
-    match shared.node.store().get_with_version(key).await {
-        Ok(v) => Ok(Some(v)),
-        Err(e) if e.is_not_found() => Ok(None),
-        Err(e) => Err(e.into()),
-    }
+/// Reads an object with its version; `None` when it does not exist. With the `shape` of
+/// the chunk it encodes, an object no encoding of it can be is refused from its size (see
+/// `read::fetch_versioned`).
+async fn read_versioned(
+    shared: &Arc<Shared>,
+    key: &StoreKey,
+    shape: Option<&[u64]>,
+) -> Result<Option<(Bytes, ObjectVersion)>> {
+    super::read::fetch_versioned(shared, key, shape).await
 }
 
 /// Stores `encoded` (or deletes the key when `None`), conditionally on what was read:
@@ -301,7 +303,8 @@ async fn write_shard(
     let (existing, read) = if target.covers_all() {
         (None, None)
     } else {
-        match read_versioned(shared, key).await? {
+        // a shard may hold gaps: no size bound applies to the object
+        match read_versioned(shared, key, None).await? {
             Some((bytes, version)) => {
                 let index = codec.decode_from_shard(&bytes, key.as_str())?;
                 (Some((bytes, index)), Some(Some(version)))
@@ -316,7 +319,7 @@ async fn write_shard(
     let inner = layout.sharding.inner();
     let (dt, fv) = (meta.data_type(), meta.fill_value());
     let inner_shape = &layout.inner_chunk_shape;
-    let fill = fill_bytes(fv, cell_count(inner_shape), elem);
+    let fill = try_fill_bytes(fv, cell_count(inner_shape) as u64, elem, key.as_str())?;
     let keep_empty = shared.options.store_empty_chunks;
     let cps = codec.chunks_per_shard().to_vec();
     let encoded = run_parallel(|| -> Result<_> {
@@ -400,13 +403,16 @@ async fn write_whole(
     let meta = shared.node.metadata();
     let elem = shared.elem;
     let shape = target.chunk_shape()?;
-    let cells: u64 = shape.iter().product();
+    let cells = crate::codec::block::num_elements(&shape);
     let (mut buf, read) = if target.covers_all() {
-        (fill_bytes(meta.fill_value(), cells as usize, elem), None)
+        (
+            try_fill_bytes(meta.fill_value(), cells, elem, key.as_str())?,
+            None,
+        )
     } else {
-        match read_versioned(shared, key).await? {
+        match read_versioned(shared, key, Some(&shape)).await? {
             None => (
-                fill_bytes(meta.fill_value(), cells as usize, elem),
+                try_fill_bytes(meta.fill_value(), cells, elem, key.as_str())?,
                 Some(None),
             ),
             Some((bytes, version)) => {
