@@ -6,9 +6,10 @@
 use crate::codec::CodecError;
 use crate::codec::{IndexLocation, ShardIndex, ShardIndexCodec};
 use crate::metadata::{
-    ArrayMetadata, ArraySpec, GroupMetadata, MetadataError, NodeMetadata, ZARR_JSON,
+    ArrayMetadata, ArraySpec, DEFAULT_MAX_METADATA_BYTES, GroupMetadata, MetadataError,
+    NodeMetadata, ZARR_JSON,
 };
-use crate::store::{ObjectVersion, PutMode, Store, StoreError, StoreKey};
+use crate::store::{ByteRange, GetOpts, ObjectVersion, PutMode, Store, StoreError, StoreKey};
 use bytes::Bytes;
 use futures::StreamExt;
 use serde_json::{Map, Value};
@@ -131,10 +132,21 @@ pub enum Node {
     Group(Group),
 }
 
-/// Open the node at `path` (root: [`StoreKey::root`]).
+/// Open the node at `path` (root: [`StoreKey::root`]), reading at most
+/// [`DEFAULT_MAX_METADATA_BYTES`] of its `zarr.json`.
 pub async fn open_node(store: &Store, path: &StoreKey) -> Result<Node, HierarchyError> {
+    open_node_with_limit(store, path, DEFAULT_MAX_METADATA_BYTES).await
+}
+
+/// [`open_node`] reading at most `max_metadata_bytes` of the `zarr.json`: a larger document
+/// is [`MetadataError::TooLarge`], refused before more than the limit is read.
+pub async fn open_node_with_limit(
+    store: &Store,
+    path: &StoreKey,
+    max_metadata_bytes: u64,
+) -> Result<Node, HierarchyError> {
     let key = meta_key(path)?;
-    let (bytes, version) = store.get_with_version(&key).await?;
+    let (bytes, version) = read_metadata(store, &key, max_metadata_bytes).await?;
     let url = store.url_of(&key);
     Ok(match NodeMetadata::parse(&bytes, &url)? {
         NodeMetadata::Array(meta) => Node::Array(ArrayNode {
@@ -152,6 +164,65 @@ pub async fn open_node(store: &Store, path: &StoreKey) -> Result<Node, Hierarchy
     })
 }
 
+/// Reads the metadata document at `key`, at most `max` bytes of it, with its version.
+///
+/// One request: a range request for the first `max + 1` bytes, whose answer also gives the
+/// object's size, so a larger document is refused ([`MetadataError::TooLarge`]) having read
+/// no more than that. The store must serve range requests (every object store does, and
+/// shard reads need them anyway); when the range fails, a HEAD tells an empty document
+/// ([`MetadataError::MalformedJson`]) from other failures, which are returned as they are.
+async fn read_metadata(
+    store: &Store,
+    key: &StoreKey,
+    max: u64,
+) -> Result<(Bytes, ObjectVersion), HierarchyError> {
+    let url = || store.url_of(key);
+    let too_large = |size: u64| MetadataError::TooLarge {
+        key: url(),
+        size,
+        max,
+    };
+    let range = GetOpts::default().with_range(ByteRange::Bounded(0..max.saturating_add(1)));
+    match store.get_opts(key, range).await {
+        Ok(got) if got.object_size > max => Err(too_large(got.object_size).into()),
+        Ok(got) => Ok((got.bytes, got.version)),
+        // a range starting at 0 is outside an empty object: say so, rather than report the
+        // backend's range error (any other failure is returned as it is)
+        Err(e @ StoreError::Backend { .. }) => match store.head(key).await {
+            Ok(info) if info.size == 0 => Err(MetadataError::MalformedJson {
+                key: url(),
+                reason: "the document is empty".into(),
+            }
+            .into()),
+            _ => Err(e.into()),
+        },
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Checks a document about to be written against what [`open_node`] reads: at most
+/// [`DEFAULT_MAX_METADATA_BYTES`] (nesting is checked when the metadata is built).
+fn check_writable(json: &[u8], store: &Store, key: &StoreKey) -> Result<(), HierarchyError> {
+    if json.len() as u64 > DEFAULT_MAX_METADATA_BYTES {
+        return Err(MetadataError::TooLarge {
+            key: store.url_of(key),
+            size: json.len() as u64,
+            max: DEFAULT_MAX_METADATA_BYTES,
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// Refuses attributes nested deeper than a document can hold, before they are serialised
+/// (serialising recurses through them).
+fn check_attributes(attributes: &Map<String, Value>) -> Result<(), HierarchyError> {
+    for v in attributes.values() {
+        crate::metadata::limits::check_nesting(v, "attributes", None)?;
+    }
+    Ok(())
+}
+
 /// Writes the `zarr.json` of a new node at `path`.
 ///
 /// With `overwrite`, everything stored under `path` (the old node's metadata, chunks and
@@ -166,6 +237,7 @@ async fn write_new(
     overwrite: bool,
 ) -> Result<ObjectVersion, HierarchyError> {
     let key = &meta_key(path)?;
+    check_writable(&json, store, key)?;
     let bytes = Bytes::from(json);
     if overwrite {
         store.delete_prefix(path).await?;
@@ -199,6 +271,7 @@ async fn write_update(
     json: Vec<u8>,
     version: &ObjectVersion,
 ) -> Result<ObjectVersion, HierarchyError> {
+    check_writable(&json, store, key)?;
     let mode = PutMode::Update(version.clone());
     Ok(store
         .put_opts_or_overwrite(key, Bytes::from(json), mode)
@@ -217,7 +290,17 @@ pub struct Group {
 impl Group {
     /// Open the group at `path`.
     pub async fn open(store: &Store, path: &StoreKey) -> Result<Self, HierarchyError> {
-        match open_node(store, path).await? {
+        Self::open_with_limit(store, path, DEFAULT_MAX_METADATA_BYTES).await
+    }
+
+    /// [`Group::open`] reading at most `max_metadata_bytes` of its `zarr.json` (groups
+    /// holding inline consolidated metadata for many nodes may need more than the default).
+    pub async fn open_with_limit(
+        store: &Store,
+        path: &StoreKey,
+        max_metadata_bytes: u64,
+    ) -> Result<Self, HierarchyError> {
+        match open_node_with_limit(store, path, max_metadata_bytes).await? {
             Node::Group(g) => Ok(g),
             Node::Array(a) => Err(HierarchyError::WrongNodeType {
                 url: store.url_of(&meta_key(&a.path)?),
@@ -236,6 +319,7 @@ impl Group {
         attributes: Map<String, Value>,
         overwrite: bool,
     ) -> Result<Self, HierarchyError> {
+        check_attributes(&attributes)?;
         let meta = GroupMetadata::new(attributes);
         let version = write_new(store, path, meta.to_json(), overwrite).await?;
         Ok(Group {
@@ -272,6 +356,7 @@ impl Group {
     ) -> Result<(), HierarchyError> {
         let mut meta = self.meta.clone();
         f(&mut meta.attributes);
+        check_attributes(&meta.attributes)?;
         let key = meta_key(&self.path)?;
         self.version = write_update(&self.store, &key, meta.to_json(), &self.version).await?;
         self.meta = meta;
@@ -348,7 +433,16 @@ pub struct ArrayNode {
 impl ArrayNode {
     /// Open the array at `path`.
     pub async fn open(store: &Store, path: &StoreKey) -> Result<Self, HierarchyError> {
-        match open_node(store, path).await? {
+        Self::open_with_limit(store, path, DEFAULT_MAX_METADATA_BYTES).await
+    }
+
+    /// [`ArrayNode::open`] reading at most `max_metadata_bytes` of its `zarr.json`.
+    pub async fn open_with_limit(
+        store: &Store,
+        path: &StoreKey,
+        max_metadata_bytes: u64,
+    ) -> Result<Self, HierarchyError> {
+        match open_node_with_limit(store, path, max_metadata_bytes).await? {
             Node::Array(a) => Ok(a),
             Node::Group(g) => Err(HierarchyError::WrongNodeType {
                 url: store.url_of(&meta_key(&g.path)?),
@@ -414,6 +508,7 @@ impl ArrayNode {
         let mut meta = self.meta.clone();
         let mut attrs = meta.attributes().clone();
         f(&mut attrs);
+        check_attributes(&attrs)?;
         meta.set_attributes(attrs);
         let key = meta_key(&self.path)?;
         self.version = write_update(&self.store, &key, meta.to_json(), &self.version).await?;
