@@ -46,7 +46,7 @@ mod write;
 use std::sync::Arc;
 
 use crate::codec::Sharding;
-use crate::grid::{DimensionGrid, RectilinearGrid, RegularGrid};
+use crate::grid::DimensionGrid;
 use crate::hierarchy::ArrayNode;
 use crate::index::IndexTransform;
 use crate::metadata::{ArrayInfo, ArrayMetadata, ArraySpec, ChunkGridSpec, CodecSpec, DataType};
@@ -87,6 +87,7 @@ pub struct ArrayOptions {
     index_cache_bytes: u64,
     store_empty_chunks: bool,
     verify_checksums: bool,
+    max_metadata_bytes: u64,
 }
 
 impl Default for ArrayOptions {
@@ -97,6 +98,7 @@ impl Default for ArrayOptions {
             index_cache_bytes: DEFAULT_INDEX_CACHE_BYTES,
             store_empty_chunks: false,
             verify_checksums: true,
+            max_metadata_bytes: crate::metadata::DEFAULT_MAX_METADATA_BYTES,
         }
     }
 }
@@ -159,6 +161,19 @@ impl ArrayOptions {
     /// corrupt index or chunk whose checksum no longer matches is decoded as stored.
     pub fn with_verify_checksums(mut self, on: bool) -> Self {
         self.verify_checksums = on;
+        self
+    }
+
+    /// The most bytes of `zarr.json` read when opening
+    /// ([`DEFAULT_MAX_METADATA_BYTES`](crate::metadata::DEFAULT_MAX_METADATA_BYTES) by default).
+    pub fn max_metadata_bytes(&self) -> u64 {
+        self.max_metadata_bytes
+    }
+
+    /// Sets the most bytes of `zarr.json` read when opening: a larger document is refused
+    /// before more is read (`MetadataError::TooLarge`).
+    pub fn with_max_metadata_bytes(mut self, bytes: u64) -> Self {
+        self.max_metadata_bytes = bytes;
         self
     }
 
@@ -234,7 +249,7 @@ impl Array {
 
     /// Opens the array at `path` in `store` with execution options.
     pub async fn open_in(store: &Store, path: &StoreKey, options: ArrayOptions) -> Result<Array> {
-        let node = ArrayNode::open(store, path).await?;
+        let node = ArrayNode::open_with_limit(store, path, options.max_metadata_bytes).await?;
         Array::from_node(node, options)
     }
 
@@ -467,31 +482,9 @@ impl Array {
 
 /// One grid per dimension from the metadata's chunk grid (the shard grid when sharded).
 fn grids_of(meta: &ArrayMetadata) -> Result<Vec<Arc<dyn DimensionGrid>>> {
-    let shape = meta.shape();
-    let grid_err =
-        |dimension: usize, source: crate::grid::GridError| ArrayError::Grid { dimension, source };
-    match meta.chunk_grid() {
-        ChunkGridSpec::Regular { chunk_shape } => chunk_shape
-            .iter()
-            .zip(shape)
-            .enumerate()
-            .map(|(d, (&c, &n))| {
-                RegularGrid::new(c, n)
-                    .map(|g| Arc::new(g) as Arc<dyn DimensionGrid>)
-                    .map_err(|e| grid_err(d, e))
-            })
-            .collect(),
-        ChunkGridSpec::Rectilinear { edges, .. } => edges
-            .iter()
-            .zip(shape)
-            .enumerate()
-            .map(|(d, (e, &n))| {
-                RectilinearGrid::new(e, n)
-                    .map(|g| Arc::new(g) as Arc<dyn DimensionGrid>)
-                    .map_err(|err| grid_err(d, err))
-            })
-            .collect(),
-    }
+    meta.chunk_grid()
+        .dimension_grids(meta.shape())
+        .map_err(|(dimension, source)| ArrayError::Grid { dimension, source })
 }
 
 /// The C-order index of an inner chunk within its shard's `chunks_per_shard` grid.

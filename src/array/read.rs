@@ -97,9 +97,9 @@ impl ChunkCodec<'_> {
             return Ok(Payload::Encoded(encoded()));
         }
         if kernel.cells().saturating_mul(SPARSE_RATIO) <= cells {
-            scratch.resize(cells.saturating_mul(self.elem), 0);
+            // the stored size is checked before the scratch buffer grows to the chunk's
             self.pipeline
-                .decode_into(bytes, shape, dt, fv, name, scratch)?;
+                .decode_to_buffer(bytes, shape, dt, fv, name, scratch)?;
             return Ok(Payload::Packed(kernel.pack(scratch, self.elem)?));
         }
         Ok(Payload::Data(
@@ -460,7 +460,7 @@ fn fill_part(op: &ChunkOp) -> Result<Parts> {
 
 async fn read_chunk(shared: &Arc<Shared>, op: ChunkOp, decode: Arc<DecodeGate>) -> Result<Parts> {
     let key = shared.chunk_key(&op.chunk_coords)?;
-    let Some(bytes) = shared.node.store().get_opt(&key).await? else {
+    let Some(bytes) = fetch_checked(shared, &key, Some(&op.chunk_shape)).await? else {
         return fill_part(&op);
     };
     let kernel = Kernel::new(&op)?;
@@ -497,6 +497,68 @@ async fn read_chunk(shared: &Arc<Shared>, op: ChunkOp, decode: Arc<DecodeGate>) 
         return decode_chunk();
     }
     on_blocking(Some(decode), decode_chunk).await
+}
+
+/// The whole object at `key` (`None` when absent). With the `shape` of the chunk it
+/// encodes, an object no encoding of that chunk can be is refused
+/// ([`CodecPipeline::check_stored_size`]) from its size, before its bytes are read: on the
+/// local filesystem from the file's size, elsewhere from the length the backend announces
+/// ([`crate::store::GetOpts::with_max_size`]).
+pub(super) async fn fetch_checked(
+    shared: &Arc<Shared>,
+    key: &StoreKey,
+    shape: Option<&[u64]>,
+) -> Result<Option<Bytes>> {
+    Ok(fetch_versioned(shared, key, shape)
+        .await?
+        .map(|(bytes, _)| bytes))
+}
+
+/// [`fetch_checked`] with the version of the object read.
+pub(super) async fn fetch_versioned(
+    shared: &Arc<Shared>,
+    key: &StoreKey,
+    shape: Option<&[u64]>,
+) -> Result<Option<(Bytes, crate::store::ObjectVersion)>> {
+    let meta = shared.node.metadata();
+    let check = |size: u64, shape: &[u64]| {
+        meta.codecs().check_stored_size(
+            size,
+            shape,
+            meta.data_type(),
+            meta.fill_value(),
+            key.as_str(),
+        )
+    };
+    let max = match shape {
+        Some(shape) => meta
+            .codecs()
+            .max_stored_size(shape, meta.data_type(), meta.fill_value())?,
+        None => None,
+    };
+    let object = match shared.node.store().get_object_within(key, max).await {
+        Ok(object) => object,
+        Err(e) if e.is_not_found() => return Ok(None),
+        // refused from its announced size: the codec layer's own error for that size
+        Err(e @ StoreError::TooLarge { .. }) => {
+            if let (StoreError::TooLarge { size, .. }, Some(shape)) = (&e, shape) {
+                check(*size, shape)?;
+            }
+            return Err(e.into());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(shape) = shape {
+        check(object.size(), shape)?;
+    }
+    let version = object.version().clone();
+    let size = object.size();
+    let bytes = if object.is_in_memory() {
+        object.read_range(0..size)?
+    } else {
+        on_blocking(None, move || Ok(object.read_range(0..size)?)).await?
+    };
+    Ok(Some((bytes, version)))
 }
 
 /// An operation reading at most 1/`SPARSE_RATIO` of its chunk's cells is sparse: it keeps
@@ -546,7 +608,14 @@ async fn read_shard(
         "read shard"
     );
     if whole {
-        read_shard_whole_object(shared, key, codec, work, decode, parts).await
+        // a shard larger than its compact encoding holds gaps: read from its index rather
+        // than the whole object
+        let meta = shared.node.metadata();
+        let compact = layout
+            .sharding
+            .max_compact_size(&work.shard.chunk_shape, meta.data_type(), meta.fill_value())?
+            .map(crate::codec::bounds::with_slack);
+        read_shard_whole_object(shared, key, codec, work, compact, decode, parts).await
     } else {
         read_shard_partial(shared, key, codec, work, decode, parts).await
     }
@@ -562,7 +631,7 @@ async fn read_shard_through_pipeline(
     decode: Arc<DecodeGate>,
 ) -> Result<Parts> {
     tracing::debug!(key = %key, strategy = "pipeline", "read shard");
-    let Some(bytes) = shared.node.store().get_opt(&key).await? else {
+    let Some(bytes) = fetch_checked(shared, &key, Some(&work.shard.chunk_shape)).await? else {
         return fill_part(&work.shard);
     };
     let shared = shared.clone();
@@ -587,18 +656,25 @@ async fn read_shard_through_pipeline(
 }
 
 /// Every inner chunk is needed: one GET for the whole shard; the decode thread reads the
-/// index and the inner chunks out of it (straight from the file on a local store).
+/// index and the inner chunks out of it (straight from the file on a local store). A shard
+/// announced larger than `compact` (the most a shard without gaps takes) is read as
+/// [`read_shard_partial`] does, so its gaps are never fetched.
 async fn read_shard_whole_object(
     shared: &Arc<Shared>,
     key: StoreKey,
     codec: ShardIndexCodec,
     work: ShardWork,
+    compact: Option<u64>,
     decode: Arc<DecodeGate>,
     parts: PartsSender,
 ) -> Result<Parts> {
-    let object = match shared.node.store().get_object(&key).await {
+    let object = match shared.node.store().get_object_within(&key, compact).await {
         Ok(object) => object,
         Err(e) if e.is_not_found() => return fill_part(&work.shard),
+        Err(StoreError::TooLarge { size, .. }) => {
+            tracing::debug!(key = %key, size, "shard holds gaps: read from its index");
+            return read_shard_partial(shared, key, codec, work, decode, parts).await;
+        }
         Err(e) => return Err(e.into()),
     };
     let shared = shared.clone();

@@ -30,7 +30,7 @@ use futures::StreamExt;
 use rayon::prelude::*;
 use tracing::Instrument;
 
-use crate::codec::sharding::fill_bytes;
+use crate::codec::bounds::try_fill_bytes;
 use crate::index::IndexTransform;
 use crate::index::shape::cell_count;
 use crate::plan::{
@@ -398,13 +398,16 @@ enum Before {
 }
 
 impl Before {
-    /// Reads the object with its version.
-    async fn read(shared: &Shared, key: &StoreKey) -> Result<Before> {
-        match shared.node.store().get_with_version(key).await {
-            Ok((bytes, version)) => Ok(Before::Read { bytes, version }),
-            Err(e) if e.is_not_found() => Ok(Before::Absent),
-            Err(e) => Err(e.into()),
-        }
+    /// Reads the object with its version. With the `shape` of the chunk it encodes, an
+    /// object no encoding of it can be is refused from its size (see
+    /// `read::fetch_versioned`); a shard may hold gaps, so no size bound applies to it.
+    async fn read(shared: &Arc<Shared>, key: &StoreKey, shape: Option<&[u64]>) -> Result<Before> {
+        Ok(
+            match super::read::fetch_versioned(shared, key, shape).await? {
+                Some((bytes, version)) => Before::Read { bytes, version },
+                None => Before::Absent,
+            },
+        )
     }
 
     /// The object's bytes, when read.
@@ -496,7 +499,7 @@ async fn write_shard(
     let before = if covered && !verify {
         Before::Unread
     } else {
-        Before::read(shared, key).await?
+        Before::read(shared, key, None).await?
     };
     // a covered shard is encoded from the fill value whatever was read
     let existing = match before.bytes() {
@@ -513,7 +516,7 @@ async fn write_shard(
     let inner = layout.sharding.inner();
     let (dt, fv) = (meta.data_type(), meta.fill_value());
     let inner_shape = &layout.inner_chunk_shape;
-    let fill = fill_bytes(fv, cell_count(inner_shape), elem);
+    let fill = try_fill_bytes(fv, cell_count(inner_shape) as u64, elem, key.as_str())?;
     let keep_empty = shared.options.store_empty_chunks;
     let cps = codec.chunks_per_shard().to_vec();
     let encoded = run_parallel(|| -> Result<_> {
@@ -594,12 +597,12 @@ async fn write_whole(
     let meta = shared.node.metadata();
     let elem = shared.elem;
     let shape = target.chunk_shape()?;
-    let cells: u64 = shape.iter().product();
+    let cells = crate::codec::block::num_elements(&shape);
     let covered = target.covers_all();
     let before = if covered && !verify {
         Before::Unread
     } else {
-        Before::read(shared, key).await?
+        Before::read(shared, key, Some(&shape)).await?
     };
     let mut buf = match before.bytes() {
         // a covered chunk is encoded from the fill value whatever was read
@@ -619,7 +622,7 @@ async fn write_whole(
             })
             .await?
         }
-        _ => fill_bytes(meta.fill_value(), cells as usize, elem),
+        _ => try_fill_bytes(meta.fill_value(), cells, elem, key.as_str())?,
     };
     tracing::debug!(key = %key, read = before.describe(), "write chunk");
     apply(writes, &target.outer, &mut buf, elem)?;

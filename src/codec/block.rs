@@ -1,8 +1,9 @@
 //! N-dimensional C-order block copies on byte buffers (pure helpers).
 
-/// Number of elements of a shape (1 for rank 0).
+/// Number of elements of a shape (1 for rank 0), saturating at `u64::MAX` (shapes of
+/// validated metadata never get there).
 pub fn num_elements(shape: &[u64]) -> u64 {
-    shape.iter().product()
+    shape.iter().fold(1u64, |acc, &n| acc.saturating_mul(n))
 }
 
 /// Call `f(src_row_start_elem, dst_row_start_elem, row_len_elems)` for every contiguous row of

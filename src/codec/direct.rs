@@ -6,13 +6,16 @@
 //! of a read's CPU time), and the frame decompresses straight into its destination (a
 //! caller's slice, or a vector's spare capacity) with no zeroing and no intermediate copy.
 //! The destination has exactly the decoded size, so a frame declaring or producing more
-//! data fails instead of allocating.
+//! data fails instead of allocating; it is allocated fallibly, and only once the stored
+//! bytes can justify it (raw bytes must have the chunk's size, zstd frames at least
+//! 1/32768 of it).
 
 use std::cell::RefCell;
 
 use zarrs::metadata::v3::MetadataV3;
 
 use super::CodecError;
+use super::bounds::{BytesCodecKind, try_with_capacity};
 
 /// A chain with a direct decoder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +64,28 @@ impl DirectChain {
         }
     }
 
+    /// Checks, before a buffer of `size` bytes exists, that `encoded` can decode to it:
+    /// raw bytes must have that size; zstd frames must declare no more and be long enough.
+    pub(crate) fn check_stored(
+        self,
+        encoded: &[u8],
+        size: usize,
+        key: &str,
+    ) -> Result<(), CodecError> {
+        match self {
+            DirectChain::Raw { .. } if encoded.len() != size => Err(CodecError::WrongSize {
+                key: key.to_string(),
+                expected: size as u64,
+                got: encoded.len() as u64,
+            }),
+            DirectChain::Raw { .. } => Ok(()),
+            DirectChain::Zstd { .. } => {
+                check_declared(encoded, size, key)?;
+                check_justified(encoded, size, key)
+            }
+        }
+    }
+
     /// Decodes `encoded` into `out`, whose length is the exact decoded size.
     pub(crate) fn decode_into(
         self,
@@ -84,6 +109,7 @@ impl DirectChain {
             }
             DirectChain::Zstd { .. } => {
                 check_declared(encoded, expected, key)?;
+                check_justified(encoded, expected, key)?;
                 let written = with_decompressor(key, |d| d.decompress_to_buffer(encoded, out))?;
                 if written != expected {
                     return Err(wrong_size(written as u64));
@@ -102,15 +128,25 @@ impl DirectChain {
     ) -> Result<Vec<u8>, CodecError> {
         match self {
             DirectChain::Raw { .. } => {
-                let mut out = vec![0; size];
-                self.decode_into(encoded, &mut out, key)?;
+                // the stored bytes are the chunk: their size is checked before anything
+                // of the chunk's size is allocated
+                if encoded.len() != size {
+                    return Err(CodecError::WrongSize {
+                        key: key.to_string(),
+                        expected: size as u64,
+                        got: encoded.len() as u64,
+                    });
+                }
+                let mut out = try_with_capacity(size as u64, key)?;
+                out.extend_from_slice(encoded);
                 Ok(out)
             }
             DirectChain::Zstd { .. } => {
                 check_declared(encoded, size, key)?;
+                check_justified(encoded, size, key)?;
                 // Decompress into the spare capacity: no zeroing of memory about to be
                 // overwritten.
-                let mut out = Vec::with_capacity(size);
+                let mut out = try_with_capacity(size as u64, key)?;
                 let written =
                     with_decompressor(key, |d| d.decompress_to_buffer(encoded, &mut out))?;
                 if written != size || out.len() != size {
@@ -139,6 +175,33 @@ fn check_declared(encoded: &[u8], expected: usize, key: &str) -> Result<(), Code
         }),
         _ => Ok(()),
     }
+}
+
+/// Refuses frames too short to decode to `expected` bytes (see
+/// [`ZSTD_MAX_RATIO`](super::bounds::ZSTD_MAX_RATIO)), before a buffer of that size exists.
+fn check_justified(encoded: &[u8], expected: usize, key: &str) -> Result<(), CodecError> {
+    let most = BytesCodecKind::Zstd
+        .max_decoded(encoded.len() as u64)
+        .unwrap_or(u64::MAX);
+    if most < expected as u64 {
+        return Err(CodecError::StoredTooSmall {
+            key: key.to_string(),
+            size: encoded.len() as u64,
+            decoded: expected as u64,
+            max_decoded: most,
+        });
+    }
+    Ok(())
+}
+
+/// Decompresses zstd frames into the spare capacity of `out` with this thread's context;
+/// output that does not fit is an error. Returns the bytes written.
+pub(crate) fn decompress_zstd(
+    encoded: &[u8],
+    out: &mut Vec<u8>,
+    key: &str,
+) -> Result<usize, CodecError> {
+    with_decompressor(key, |d| d.decompress_to_buffer(encoded, out))
 }
 
 thread_local! {

@@ -138,6 +138,77 @@ pub enum CodecError {
         /// Received bytes.
         got: u64,
     },
+    /// A stored object is larger than any valid encoding of its chunk (the chain's
+    /// worst-case encoded size plus the stated slack; see `codec::bounds`).
+    #[error(
+        "{key}: {size} stored bytes, more than any encoding of its chunk can take ({max} bytes)"
+    )]
+    StoredTooLarge {
+        /// Store key (or description) of the object.
+        key: String,
+        /// Its size.
+        size: u64,
+        /// The most bytes an encoding of the chunk can take.
+        max: u64,
+    },
+    /// A stored object is too small to decode to its chunk: the most its codecs can decode
+    /// from its bytes is less than the chunk's size (checked before a buffer of that size
+    /// is allocated).
+    #[error(
+        "{key}: {size} stored bytes decode to at most {max_decoded} bytes, less than the chunk's {decoded}"
+    )]
+    StoredTooSmall {
+        /// Store key (or description) of the object.
+        key: String,
+        /// Its size.
+        size: u64,
+        /// The chunk's decoded size.
+        decoded: u64,
+        /// The most its bytes can decode to.
+        max_decoded: u64,
+    },
+    /// A bytes→bytes decoder would produce more than the metadata allows for its output
+    /// (decoding stops there).
+    #[error("{key}: {codec} decodes to more than the {limit} bytes its chunk allows")]
+    DecodedTooLarge {
+        /// Store key (or description) of the chunk.
+        key: String,
+        /// The codec.
+        codec: &'static str,
+        /// The most bytes allowed.
+        limit: u64,
+    },
+    /// A buffer the operation needs could not be allocated (a legitimately huge chunk or
+    /// shard on a machine without the memory): refused instead of aborting the process.
+    #[error("{key}: could not allocate {bytes} bytes")]
+    OutOfMemory {
+        /// Store key (or description) of what needed the buffer.
+        key: String,
+        /// The size asked for.
+        bytes: u64,
+    },
+    /// An index entry is larger than any valid encoding of an inner chunk.
+    #[error(
+        "shard {key}: index entry {chunk:?} has {nbytes} bytes, more than any encoding of an inner chunk can take ({max})"
+    )]
+    ShardEntryTooLarge {
+        /// Store key of the shard.
+        key: String,
+        /// Inner chunk coordinates.
+        chunk: Vec<u64>,
+        /// Entry length.
+        nbytes: u64,
+        /// The most an inner chunk's encoding can take.
+        max: u64,
+    },
+    /// `sharding_indexed` codecs are nested deeper than the limit.
+    #[error("`{field}`: sharding codecs nested deeper than {max} levels")]
+    NestingTooDeep {
+        /// The field of the codec beyond the limit.
+        field: String,
+        /// The limit ([`MAX_SHARDING_DEPTH`](crate::codec::MAX_SHARDING_DEPTH)).
+        max: usize,
+    },
     /// The data type is not supported by this operation (e.g. variable-length inside a shard).
     #[error("unsupported data type {data_type} for {context}")]
     UnsupportedDataType {

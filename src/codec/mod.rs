@@ -5,17 +5,22 @@
 //!   bytes→bytes codecs around zarrflow's own [`Sharding`] layer.
 //! * [`sharding`]: configuration, shard index encode/decode with validation, shard assembly.
 //! * [`block`]: C-order block copy helpers.
+//! * [`bounds`]: what metadata and stored bytes justify — encoded and decoded size bounds,
+//!   bounded bytes→bytes decoders, fallible allocation of chunk-sized buffers.
 
 pub mod block;
+pub mod bounds;
 mod direct;
 mod error;
 pub mod sharding;
 
 pub use error::CodecError;
+use sharding::checked_bytes;
 pub use sharding::{
     IndexLocation, MAX_SHARD_ENTRIES, ShardIndex, ShardIndexCodec, Sharding, ShardingConfig,
 };
 
+use bounds::BytesCodecKind;
 use direct::DirectChain;
 use std::borrow::Cow;
 use std::num::NonZeroU64;
@@ -42,66 +47,19 @@ pub(crate) fn codec_err(
     }
 }
 
-/// How far the block bound of zstd frames without a declared size may exceed the decoded
-/// size: two 128 KiB blocks (a valid frame's last block, and one of rounding).
-const UNDECLARED_ZSTD_SLACK: u64 = 2 << 17;
+/// Deepest nesting of `sharding_indexed` codecs accepted (a sharding codec inside the inner
+/// codecs of another counts one more level). Real arrays use one or two; every level costs
+/// a recursion in parsing, validation and decoding, so deeper chains are refused with
+/// [`CodecError::NestingTooDeep`].
+pub const MAX_SHARDING_DEPTH: usize = 16;
 
-/// Checks, before decoding, that a `zstd` frame does not declare more decoded bytes than
-/// the codec's decoded representation allows. zstd frames carry their content size (up to
-/// 2^64 − 1) and zarrs allocates a buffer of that size before decompressing, so a hostile
-/// frame would otherwise abort the process on a failed allocation. A frame without a
-/// declared size (written by a streaming encoder) passes when the block bound zarrs
-/// allocates for it stays within the decoded size plus [`UNDECLARED_ZSTD_SLACK`].
-///
-/// `b2b` are the bytes→bytes codecs with the decoded representation of each (the input to
-/// the codec when encoding). The walk goes from the outermost codec inwards through codecs
-/// whose framing is known (`crc32c` appends 4 bytes) and stops at the first other one.
-fn check_declared_sizes(
-    b2b: &[(&'static str, BytesRepresentation)],
-    encoded: &[u8],
-    key: &str,
-) -> Result<(), CodecError> {
-    let mut view = encoded;
-    for (name, decoded) in b2b.iter().rev() {
-        match *name {
-            "crc32c" => view = &view[..view.len().saturating_sub(4)],
-            "zstd" => {
-                let limit = match decoded {
-                    BytesRepresentation::FixedSize(n) | BytesRepresentation::BoundedSize(n) => *n,
-                    BytesRepresentation::UnboundedSize => return Ok(()),
-                };
-                match zstd::zstd_safe::find_decompressed_size(view) {
-                    // every frame declares its size: their sum must fit
-                    Ok(Some(declared)) if declared > limit => {
-                        return Err(CodecError::WrongSize {
-                            key: format!("{key} (zstd frame content size)"),
-                            expected: limit,
-                            got: declared,
-                        });
-                    }
-                    // a frame without a declared size (streaming encoders write none):
-                    // zarrs allocates the block bound, 128 KiB per block, which a valid
-                    // frame keeps within the chunk size plus two blocks
-                    Ok(None) => {
-                        if let Some(bound) = zstd::bulk::Decompressor::upper_bound(view)
-                            && bound as u64 > limit.saturating_add(UNDECLARED_ZSTD_SLACK)
-                        {
-                            return Err(CodecError::WrongSize {
-                                key: format!("{key} (zstd frame block bound)"),
-                                expected: limit,
-                                got: bound as u64,
-                            });
-                        }
-                    }
-                    // declared sizes that fit, or not a frame: zarrs decodes or reports it
-                    _ => {}
-                }
-                return Ok(());
-            }
-            _ => return Ok(()),
-        }
-    }
-    Ok(())
+/// The representations of one chunk through its codecs, outermost last: the array→array
+/// codecs' inputs, the array→bytes codec's input (`frame`), and the byte sizes — `bytes[0]`
+/// is the array→bytes output, `bytes[i + 1]` the output of bytes→bytes codec `i`.
+struct Representations {
+    arrays: Vec<(Vec<NonZeroU64>, DataType, FillValue)>,
+    frame: (Vec<NonZeroU64>, DataType, FillValue),
+    bytes: Vec<BytesRepresentation>,
 }
 
 /// The codec pipeline of a chunk (or of an inner chunk of a shard).
@@ -109,6 +67,11 @@ fn check_declared_sizes(
 pub struct CodecPipeline {
     metadata: Vec<MetadataV3>,
     chain: Arc<CodecChain>,
+    /// The chain without its bytes→bytes codecs, which zarrflow decodes itself with bounds
+    /// (see [`bounds::decode_stage`]).
+    tail: Arc<CodecChain>,
+    /// What each bytes→bytes codec is, as far as bounds are concerned.
+    kinds: Vec<BytesCodecKind>,
     sharding: Option<Box<Sharding>>,
     /// The decoder zarrflow runs itself for this chain, if any (see `direct.rs`).
     direct: Option<DirectChain>,
@@ -128,6 +91,15 @@ impl CodecPipeline {
     /// Build from a codec list; `field` names the list in errors (e.g.
     /// `codecs[0].configuration.codecs` for an inner chain).
     pub fn from_metadata_at(codecs: &[MetadataV3], field: &str) -> Result<Self, CodecError> {
+        Self::from_metadata_nested(codecs, field, 0)
+    }
+
+    /// [`Self::from_metadata_at`] for a chain nested inside `depth` sharding codecs.
+    pub(crate) fn from_metadata_nested(
+        codecs: &[MetadataV3],
+        field: &str,
+        depth: usize,
+    ) -> Result<Self, CodecError> {
         if codecs.is_empty() {
             return Err(CodecError::InvalidConfiguration {
                 field: field.to_string(),
@@ -139,8 +111,14 @@ impl CodecPipeline {
             let f = format!("{field}[{i}]");
             // check each codec on its own first so the error names the offending entry
             if c.name() == SHARDING_NAME {
+                if depth >= MAX_SHARDING_DEPTH {
+                    return Err(CodecError::NestingTooDeep {
+                        field: f,
+                        max: MAX_SHARDING_DEPTH,
+                    });
+                }
                 let cfg = ShardingConfig::from_metadata(c, &f)?;
-                sharding = Some(Box::new(Sharding::new(cfg, &f)?));
+                sharding = Some(Box::new(Sharding::new_nested(cfg, &f, depth + 1)?));
             } else if let Err(e) = zarrs::array::Codec::from_metadata(c)
                 && c.must_understand()
             {
@@ -155,9 +133,21 @@ impl CodecPipeline {
                 field: field.to_string(),
                 reason: e.to_string(),
             })?;
+        let tail = CodecChain::new(
+            chain.array_to_array_codecs().to_vec(),
+            chain.array_to_bytes_codec().clone(),
+            Vec::new(),
+        );
+        let kinds = chain
+            .bytes_to_bytes_codecs()
+            .iter()
+            .map(|c| BytesCodecKind::of(c.as_ref()))
+            .collect();
         Ok(CodecPipeline {
             metadata: codecs.to_vec(),
             chain: Arc::new(chain),
+            tail: Arc::new(tail),
+            kinds,
             direct: DirectChain::of(codecs),
             sharding,
             verify_checksums: true,
@@ -179,25 +169,6 @@ impl CodecPipeline {
     /// Whether checksums are verified on decode.
     pub fn verify_checksums(&self) -> bool {
         self.verify_checksums
-    }
-
-    /// What the bytes→bytes codecs are, in order (as far as size checks care).
-    fn bytes_to_bytes_names(&self) -> Vec<&'static str> {
-        use zarrs::array::codec::bytes_to_bytes::{crc32c::Crc32cCodec, zstd::ZstdCodec};
-        self.chain
-            .bytes_to_bytes_codecs()
-            .iter()
-            .map(|c| {
-                let any = c.as_any();
-                if any.is::<ZstdCodec>() {
-                    "zstd"
-                } else if any.is::<Crc32cCodec>() {
-                    "crc32c"
-                } else {
-                    "other"
-                }
-            })
-            .collect()
     }
 
     fn decode_options(&self) -> CodecOptions {
@@ -250,6 +221,16 @@ impl CodecPipeline {
         Ok(())
     }
 
+    /// The part of [`Self::validate`] that depends on each dimension separately: a shard of
+    /// `shape` divides into whole inner chunks (in the sharding codec's frame). Cheap (no
+    /// codec is built), for grids with many distinct chunk shapes.
+    pub fn check_divisible(&self, shape: &[u64]) -> Result<(), CodecError> {
+        if let Some(sh) = self.sharding() {
+            sh.chunks_per_shard(&self.array_to_bytes_shape(shape)?)?;
+        }
+        Ok(())
+    }
+
     /// Encode one chunk given as C-order native-endian bytes of `shape`.
     ///
     /// For a sharded pipeline this writes every non-empty inner chunk and the index (an
@@ -297,11 +278,7 @@ impl CodecPipeline {
             got: decoded.len() as u64,
         })?;
         if let Some(elem) = data_type.fixed_size() {
-            sharding::check_size(
-                "chunk",
-                decoded.len(),
-                shape.iter().product::<u64>() as usize * elem,
-            )?;
+            sharding::check_size("chunk", decoded.len(), checked_bytes(shape, elem, "chunk")?)?;
         }
         let Some(sh) = self.sharding() else {
             let enc = self
@@ -398,8 +375,36 @@ impl CodecPipeline {
         Ok(())
     }
 
+    /// Decode one encoded chunk into `buf`, resized to the chunk's decoded size (its
+    /// allocation is reused): the stored size is checked first, so `buf` grows only for
+    /// bytes that can decode to the chunk, and it grows fallibly
+    /// ([`CodecError::OutOfMemory`]).
+    pub fn decode_to_buffer(
+        &self,
+        encoded: &[u8],
+        shape: &[u64],
+        data_type: &DataType,
+        fill_value: &FillValue,
+        key: &str,
+        buf: &mut Vec<u8>,
+    ) -> Result<(), CodecError> {
+        if let Some((direct, size)) = self.direct_for(shape, data_type) {
+            direct.check_stored(encoded, size, key)?;
+            bounds::try_resize(buf, size as u64, key)?;
+            return direct.decode_into(encoded, buf, key);
+        }
+        *buf = self.decode(encoded, shape, data_type, fill_value, key)?;
+        Ok(())
+    }
+
     /// Decode one encoded chunk (or shard) into C-order native-endian bytes of `shape`;
     /// `key` names it in errors.
+    ///
+    /// Before anything of the chunk's size is allocated, the stored size is checked
+    /// against what the codecs allow ([`Self::check_stored_size`]); each bytes→bytes codec
+    /// then decodes into a buffer no larger than its declared output (and than what its
+    /// input can justify), and buffers of the chunk's size are allocated fallibly
+    /// ([`CodecError::OutOfMemory`]).
     pub fn decode(
         &self,
         encoded: &[u8],
@@ -417,85 +422,39 @@ impl CodecPipeline {
             expected: 0,
             got: 0,
         })?;
+        let reps = self.representations(&shape_nz, data_type, fill_value, key)?;
+        self.check_stored_reps(encoded.len() as u64, &reps, key)?;
+        let mut raw: Cow<'_, [u8]> = Cow::Borrowed(encoded);
+        for (i, c) in self.chain.bytes_to_bytes_codecs().iter().enumerate().rev() {
+            let decoded = reps.bytes[i];
+            raw = bounds::decode_stage(
+                c,
+                self.kinds[i],
+                raw,
+                &decoded,
+                bounds::limit_of(decoded),
+                &opts,
+                key,
+            )?;
+        }
         let Some(sh) = self.sharding() else {
-            // bound declared sizes of zstd frames by the chunk's representations first
-            let names = self.bytes_to_bytes_names();
-            if names.contains(&"zstd") {
-                let mut reps = Vec::new();
-                let (mut s, mut dt, mut fv) =
-                    (shape_nz.clone(), data_type.clone(), fill_value.clone());
-                for c in self.chain.array_to_array_codecs() {
-                    (s, dt, fv) = c
-                        .encoded_representation(&s, &dt, &fv)
-                        .map_err(|e| codec_err("decode", key, e))?;
-                }
-                let mut rep = self
-                    .chain
-                    .array_to_bytes_codec()
-                    .encoded_representation(&s, &dt, &fv)
-                    .map_err(|e| codec_err("decode", key, e))?;
-                for (c, name) in self.chain.bytes_to_bytes_codecs().iter().zip(&names) {
-                    reps.push((*name, rep));
-                    rep = c.encoded_representation(&rep);
-                }
-                check_declared_sizes(&reps, encoded, key)?;
-            }
             let dec = self
-                .chain
-                .decode(
-                    Cow::Borrowed(encoded),
-                    &shape_nz,
-                    data_type,
-                    fill_value,
-                    &opts,
-                )
+                .tail
+                .decode(raw, &shape_nz, data_type, fill_value, &opts)
                 .map_err(|e| codec_err("decode", key, e))?
                 .into_fixed()
                 .map_err(|e| codec_err("decode", key, e.into()))?;
             return Ok(dec.into_owned());
         };
-        // representations through array→array codecs
-        let mut reps = Vec::new();
-        let (mut s, mut dt, mut fv) = (shape_nz, data_type.clone(), fill_value.clone());
-        for c in self.chain.array_to_array_codecs() {
-            let next = c
-                .encoded_representation(&s, &dt, &fv)
-                .map_err(|e| codec_err("decode", key, e))?;
-            reps.push((s, dt, fv));
-            (s, dt, fv) = next;
-        }
-        // bytes→bytes in reverse
-        let mut byte_reps = vec![BytesRepresentation::UnboundedSize];
-        for c in self.chain.bytes_to_bytes_codecs() {
-            let last = byte_reps
-                .last()
-                .copied()
-                .unwrap_or(BytesRepresentation::UnboundedSize);
-            byte_reps.push(c.encoded_representation(&last));
-        }
-        let names = self.bytes_to_bytes_names();
-        let b2b_reps: Vec<(&'static str, BytesRepresentation)> = names
-            .iter()
-            .copied()
-            .zip(byte_reps.iter().copied())
-            .collect();
-        check_declared_sizes(&b2b_reps, encoded, key)?;
-        let mut raw: Cow<'_, [u8]> = Cow::Borrowed(encoded);
-        for (i, c) in self.chain.bytes_to_bytes_codecs().iter().enumerate().rev() {
-            raw = Cow::Owned(
-                c.decode(raw, &byte_reps[i], &opts)
-                    .map_err(|e| codec_err("decode", key, e))?
-                    .into_owned(),
-            );
-        }
+        let (s, dt, fv) = &reps.frame;
         let frame: Vec<u64> = s.iter().map(|v| v.get()).collect();
-        let dec = sh.decode_shard(&raw, &frame, &dt, &fv, key)?;
+        let dec = sh.decode_shard(&raw, &frame, dt, fv, key)?;
         let mut bytes = ArrayBytes::new_flen(Cow::Owned(dec));
         for (c, (s, dt, fv)) in self
             .chain
             .array_to_array_codecs()
             .iter()
-            .zip(reps.iter())
+            .zip(reps.arrays.iter())
             .rev()
         {
             bytes = c
@@ -506,5 +465,180 @@ impl CodecPipeline {
             .into_fixed()
             .map_err(|e| codec_err("decode", key, e.into()))?
             .into_owned())
+    }
+
+    /// The representations of a chunk of `shape` through every codec (see
+    /// [`Representations`]); sizes saturate instead of overflowing.
+    fn representations(
+        &self,
+        shape: &[NonZeroU64],
+        data_type: &DataType,
+        fill_value: &FillValue,
+        key: &str,
+    ) -> Result<Representations, CodecError> {
+        let mut arrays = Vec::new();
+        let (mut s, mut dt, mut fv) = (shape.to_vec(), data_type.clone(), fill_value.clone());
+        for c in self.chain.array_to_array_codecs() {
+            let next = c
+                .encoded_representation(&s, &dt, &fv)
+                .map_err(|e| codec_err("decode", key, e))?;
+            arrays.push((s, dt, fv));
+            (s, dt, fv) = next;
+        }
+        let first = match self.sharding() {
+            Some(sh) => {
+                let frame: Vec<u64> = s.iter().map(|v| v.get()).collect();
+                sh.max_compact_size(&frame, &dt, &fv)?
+                    .map_or(BytesRepresentation::UnboundedSize, |n| {
+                        BytesRepresentation::BoundedSize(n)
+                    })
+            }
+            None => self
+                .chain
+                .array_to_bytes_codec()
+                .encoded_representation(&s, &dt, &fv)
+                .map_err(|e| codec_err("decode", key, e))?,
+        };
+        let mut bytes = vec![first];
+        for (c, kind) in self.chain.bytes_to_bytes_codecs().iter().zip(&self.kinds) {
+            let last = bytes[bytes.len() - 1];
+            bytes.push(kind.encoded_representation(c.as_ref(), last));
+        }
+        Ok(Representations {
+            arrays,
+            frame: (s, dt, fv),
+            bytes,
+        })
+    }
+
+    /// The most bytes a stored encoding of a chunk of `shape` can take (the chain's
+    /// worst-case encoded size with [`bounds::with_slack`]; exact for fixed-size chains
+    /// such as `bytes` alone). `None` when nothing bounds it: a shard stored without a
+    /// bytes→bytes codec after the sharding codec may hold gaps (append-only writers), and
+    /// some codecs have no bound.
+    pub fn max_stored_size(
+        &self,
+        shape: &[u64],
+        data_type: &DataType,
+        fill_value: &FillValue,
+    ) -> Result<Option<u64>, CodecError> {
+        let Some(shape_nz) = nz_shape(shape) else {
+            return Ok(None);
+        };
+        let reps = self.representations(&shape_nz, data_type, fill_value, "chunk")?;
+        Ok(self.stored_limit(&reps))
+    }
+
+    /// The worst-case encoded size of a chunk of `shape` written compactly (shards without
+    /// gaps), without slack; `None` when unbounded.
+    pub(crate) fn max_compact_chunk(
+        &self,
+        shape: &[u64],
+        data_type: &DataType,
+        fill_value: &FillValue,
+    ) -> Result<Option<u64>, CodecError> {
+        let Some(shape_nz) = nz_shape(shape) else {
+            return Ok(None);
+        };
+        let reps = self.representations(&shape_nz, data_type, fill_value, "chunk")?;
+        Ok(reps.bytes[reps.bytes.len() - 1].size())
+    }
+
+    fn stored_limit(&self, reps: &Representations) -> Option<u64> {
+        if self.sharding.is_some() && self.kinds.is_empty() {
+            return None;
+        }
+        bounds::limit_of(reps.bytes[reps.bytes.len() - 1])
+    }
+
+    /// Checks that `size` stored bytes can be an encoding of a chunk of `shape`, before
+    /// anything of the chunk's size is read or allocated: at most
+    /// [`Self::max_stored_size`] bytes (exactly that for fixed-size chains:
+    /// [`CodecError::WrongSize`]; otherwise [`CodecError::StoredTooLarge`]), and enough
+    /// bytes to decode to the chunk's size (`bytes` alone: the chunk's size; zstd, blosc,
+    /// gzip, crc32c: their maximum ratios; [`CodecError::StoredTooSmall`]). Shards may be
+    /// small (absent inner chunks read as the fill value).
+    pub fn check_stored_size(
+        &self,
+        size: u64,
+        shape: &[u64],
+        data_type: &DataType,
+        fill_value: &FillValue,
+        key: &str,
+    ) -> Result<(), CodecError> {
+        let Some(shape_nz) = nz_shape(shape) else {
+            return Ok(());
+        };
+        let reps = self.representations(&shape_nz, data_type, fill_value, key)?;
+        self.check_stored_reps(size, &reps, key)
+    }
+
+    fn check_stored_reps(
+        &self,
+        size: u64,
+        reps: &Representations,
+        key: &str,
+    ) -> Result<(), CodecError> {
+        match (self.stored_limit(reps), reps.bytes[reps.bytes.len() - 1]) {
+            (Some(n), BytesRepresentation::FixedSize(_)) if size != n => {
+                return Err(CodecError::WrongSize {
+                    key: key.to_string(),
+                    expected: n,
+                    got: size,
+                });
+            }
+            (Some(max), _) if size > max => {
+                return Err(CodecError::StoredTooLarge {
+                    key: key.to_string(),
+                    size,
+                    max,
+                });
+            }
+            _ => {}
+        }
+        // what the stored bytes can decode to, through every bytes→bytes codec back to the
+        // array→bytes codec's output (raw `bytes`: the chunk itself)
+        if self.sharding.is_some() {
+            return Ok(());
+        }
+        let BytesRepresentation::FixedSize(decoded) = reps.bytes[0] else {
+            return Ok(());
+        };
+        let mut most = size;
+        for kind in self.kinds.iter().rev() {
+            let Some(m) = kind.max_decoded(most) else {
+                return Ok(());
+            };
+            most = m;
+        }
+        let raw_bytes = self
+            .chain
+            .array_to_bytes_codec()
+            .as_any()
+            .is::<zarrs::array::codec::BytesCodec>();
+        if raw_bytes && most < decoded {
+            return Err(CodecError::StoredTooSmall {
+                key: key.to_string(),
+                size,
+                decoded,
+                max_decoded: most,
+            });
+        }
+        Ok(())
+    }
+
+    /// The pipeline with the sizes that depend on the array's data type worked out: for a
+    /// sharded pipeline, the most bytes an inner chunk's encoding can take, which every
+    /// shard index entry is then checked against ([`CodecError::ShardEntryTooLarge`]).
+    /// Recursive for nested sharding.
+    pub fn with_data_type_bounds(
+        mut self,
+        data_type: &DataType,
+        fill_value: &FillValue,
+    ) -> Result<Self, CodecError> {
+        if let Some(sh) = self.sharding.take() {
+            self.sharding = Some(Box::new(sh.with_data_type_bounds(data_type, fill_value)?));
+        }
+        Ok(self)
     }
 }

@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use super::{DimensionGrid, GridError};
+use crate::index::json::excerpt;
 
 /// One run of `count` chunks of `size`, starting at chunk id `first_chunk` and coordinate
 /// `first_offset`.
@@ -56,7 +57,7 @@ impl RectilinearGrid {
                 continue;
             }
             match runs.last_mut() {
-                Some(r) if r.size == size => r.count += count,
+                Some(r) if r.size == size => r.count = r.count.saturating_add(count),
                 _ => runs.push(Run {
                     size,
                     count,
@@ -87,7 +88,10 @@ impl RectilinearGrid {
     pub fn from_json(spec: &Value, extent: u64) -> Result<Self, GridError> {
         let as_u64 = |v: &Value| {
             v.as_u64().ok_or_else(|| {
-                GridError::Invalid(format!("expected a non-negative integer, got {v}"))
+                GridError::Invalid(format!(
+                    "expected a non-negative integer, got {}",
+                    excerpt(v)
+                ))
             })
         };
         match spec {
@@ -108,7 +112,8 @@ impl RectilinearGrid {
                         Value::Number(_) => pairs.push((as_u64(item)?, 1)),
                         other => {
                             return Err(GridError::Invalid(format!(
-                                "expected an edge or a [size, count] pair, got {other}"
+                                "expected an edge or a [size, count] pair, got {}",
+                                excerpt(other)
                             )));
                         }
                     }
@@ -116,7 +121,8 @@ impl RectilinearGrid {
                 Self::from_run_lengths(&pairs, extent)
             }
             other => Err(GridError::Invalid(format!(
-                "expected an integer or an array of edges, got {other}"
+                "expected an integer or an array of edges, got {}",
+                excerpt(other)
             ))),
         }
     }
@@ -141,6 +147,21 @@ impl RectilinearGrid {
     /// Number of declared edges (including trailing ones past the extent).
     pub fn num_edges(&self) -> u64 {
         self.num_edges
+    }
+
+    /// The distinct edge lengths of the chunks holding data, ascending (one per run at
+    /// most: the cost is the number of runs, never the number of edges).
+    pub fn distinct_sizes(&self) -> Vec<u64> {
+        let mut sizes: Vec<u64> = self.runs.iter().map(|r| r.size).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        sizes
+    }
+
+    /// The runs `(size, count)` of chunks holding data, in order (consecutive runs have
+    /// different sizes; the last run's count may include edges past the extent).
+    pub fn runs(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.runs.iter().map(|r| (r.size, r.count))
     }
 
     /// The run holding chunk `c` (`c` must be in `[0, num_chunks)`).

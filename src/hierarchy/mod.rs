@@ -6,9 +6,10 @@
 use crate::codec::CodecError;
 use crate::codec::{IndexLocation, ShardIndex, ShardIndexCodec};
 use crate::metadata::{
-    ArrayMetadata, ArraySpec, GroupMetadata, MetadataError, NodeMetadata, ZARR_JSON,
+    ArrayMetadata, ArraySpec, DEFAULT_MAX_METADATA_BYTES, GroupMetadata, MetadataError,
+    NodeMetadata, ZARR_JSON,
 };
-use crate::store::{ObjectVersion, PutMode, Store, StoreError, StoreKey};
+use crate::store::{ByteRange, GetOpts, ObjectVersion, PutMode, Store, StoreError, StoreKey};
 use bytes::Bytes;
 use futures::StreamExt;
 use serde_json::{Map, Value};
@@ -131,10 +132,21 @@ pub enum Node {
     Group(Group),
 }
 
-/// Open the node at `path` (root: [`StoreKey::root`]).
+/// Open the node at `path` (root: [`StoreKey::root`]), reading at most
+/// [`DEFAULT_MAX_METADATA_BYTES`] of its `zarr.json`.
 pub async fn open_node(store: &Store, path: &StoreKey) -> Result<Node, HierarchyError> {
+    open_node_with_limit(store, path, DEFAULT_MAX_METADATA_BYTES).await
+}
+
+/// [`open_node`] reading at most `max_metadata_bytes` of the `zarr.json`: a larger document
+/// is [`MetadataError::TooLarge`], refused before more than the limit is read.
+pub async fn open_node_with_limit(
+    store: &Store,
+    path: &StoreKey,
+    max_metadata_bytes: u64,
+) -> Result<Node, HierarchyError> {
     let key = meta_key(path)?;
-    let (bytes, version) = store.get_with_version(&key).await?;
+    let (bytes, version) = read_metadata(store, &key, max_metadata_bytes).await?;
     let url = store.url_of(&key);
     Ok(match NodeMetadata::parse(&bytes, &url)? {
         NodeMetadata::Array(meta) => Node::Array(ArrayNode {
@@ -183,6 +195,74 @@ pub(crate) async fn write_metadata_last(
         .await?)
 }
 
+/// Reads the metadata document at `key`, at most `max` bytes of it, with its version.
+///
+/// One request: a range request for the first `max + 1` bytes, whose answer also gives the
+/// object's size, so a larger document is refused ([`MetadataError::TooLarge`]) having read
+/// no more than that. When the range fails (a server without range requests answers 200
+/// with the whole body, which `object_store` refuses; a range starting at 0 is outside an
+/// empty object), a HEAD gives the size: an empty document is
+/// [`MetadataError::MalformedJson`], a larger one `TooLarge`, and otherwise a plain GET
+/// reads it, refused from its announced length if that is over `max`.
+async fn read_metadata(
+    store: &Store,
+    key: &StoreKey,
+    max: u64,
+) -> Result<(Bytes, ObjectVersion), HierarchyError> {
+    let url = || store.url_of(key);
+    let too_large = |size: u64| MetadataError::TooLarge {
+        key: url(),
+        size,
+        max,
+    };
+    let range = GetOpts::default().with_range(ByteRange::Bounded(0..max.saturating_add(1)));
+    match store.get_opts(key, range).await {
+        Ok(got) if got.object_size > max => Err(too_large(got.object_size).into()),
+        Ok(got) => Ok((got.bytes, got.version)),
+        Err(e @ StoreError::Backend { .. }) => match store.head(key).await {
+            Ok(info) if info.size == 0 => Err(MetadataError::MalformedJson {
+                key: url(),
+                reason: "the document is empty".into(),
+            }
+            .into()),
+            Ok(info) if info.size > max => Err(too_large(info.size).into()),
+            Ok(_) => match store
+                .get_opts(key, GetOpts::default().with_max_size(max))
+                .await
+            {
+                Ok(got) => Ok((got.bytes, got.version)),
+                Err(StoreError::TooLarge { size, .. }) => Err(too_large(size).into()),
+                Err(e) => Err(e.into()),
+            },
+            Err(_) => Err(e.into()),
+        },
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Checks a document about to be written against what [`open_node`] reads: at most
+/// [`DEFAULT_MAX_METADATA_BYTES`] (nesting is checked when the metadata is built).
+fn check_writable(json: &[u8], store: &Store, key: &StoreKey) -> Result<(), HierarchyError> {
+    if json.len() as u64 > DEFAULT_MAX_METADATA_BYTES {
+        return Err(MetadataError::TooLarge {
+            key: store.url_of(key),
+            size: json.len() as u64,
+            max: DEFAULT_MAX_METADATA_BYTES,
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// Refuses attributes nested deeper than a document can hold, before they are serialised
+/// (serialising recurses through them).
+fn check_attributes(attributes: &Map<String, Value>) -> Result<(), HierarchyError> {
+    for v in attributes.values() {
+        crate::metadata::limits::check_nesting(v, "attributes", None)?;
+    }
+    Ok(())
+}
+
 /// Writes the `zarr.json` of a new node at `path`.
 ///
 /// With `overwrite`, everything stored under `path` (the old node's metadata, chunks and
@@ -198,6 +278,7 @@ async fn write_new(
     overwrite: bool,
 ) -> Result<ObjectVersion, HierarchyError> {
     let key = &meta_key(path)?;
+    check_writable(&json, store, key)?;
     let bytes = Bytes::from(json);
     if overwrite {
         delete_node(store, path).await?;
@@ -231,6 +312,7 @@ async fn write_update(
     json: Vec<u8>,
     version: &ObjectVersion,
 ) -> Result<ObjectVersion, HierarchyError> {
+    check_writable(&json, store, key)?;
     let mode = PutMode::Update(version.clone());
     Ok(store
         .put_opts_or_overwrite(key, Bytes::from(json), mode)
@@ -249,7 +331,17 @@ pub struct Group {
 impl Group {
     /// Open the group at `path`.
     pub async fn open(store: &Store, path: &StoreKey) -> Result<Self, HierarchyError> {
-        match open_node(store, path).await? {
+        Self::open_with_limit(store, path, DEFAULT_MAX_METADATA_BYTES).await
+    }
+
+    /// [`Group::open`] reading at most `max_metadata_bytes` of its `zarr.json` (groups
+    /// holding inline consolidated metadata for many nodes may need more than the default).
+    pub async fn open_with_limit(
+        store: &Store,
+        path: &StoreKey,
+        max_metadata_bytes: u64,
+    ) -> Result<Self, HierarchyError> {
+        match open_node_with_limit(store, path, max_metadata_bytes).await? {
             Node::Group(g) => Ok(g),
             Node::Array(a) => Err(HierarchyError::WrongNodeType {
                 url: store.url_of(&meta_key(&a.path)?),
@@ -268,6 +360,7 @@ impl Group {
         attributes: Map<String, Value>,
         overwrite: bool,
     ) -> Result<Self, HierarchyError> {
+        check_attributes(&attributes)?;
         let meta = GroupMetadata::new(attributes);
         let version = write_new(store, path, meta.to_json(), overwrite).await?;
         Ok(Group {
@@ -304,6 +397,7 @@ impl Group {
     ) -> Result<(), HierarchyError> {
         let mut meta = self.meta.clone();
         f(&mut meta.attributes);
+        check_attributes(&meta.attributes)?;
         let key = meta_key(&self.path)?;
         self.version = write_update(&self.store, &key, meta.to_json(), &self.version).await?;
         self.meta = meta;
@@ -390,7 +484,16 @@ pub struct ArrayNode {
 impl ArrayNode {
     /// Open the array at `path`.
     pub async fn open(store: &Store, path: &StoreKey) -> Result<Self, HierarchyError> {
-        match open_node(store, path).await? {
+        Self::open_with_limit(store, path, DEFAULT_MAX_METADATA_BYTES).await
+    }
+
+    /// [`ArrayNode::open`] reading at most `max_metadata_bytes` of its `zarr.json`.
+    pub async fn open_with_limit(
+        store: &Store,
+        path: &StoreKey,
+        max_metadata_bytes: u64,
+    ) -> Result<Self, HierarchyError> {
+        match open_node_with_limit(store, path, max_metadata_bytes).await? {
             Node::Array(a) => Ok(a),
             Node::Group(g) => Err(HierarchyError::WrongNodeType {
                 url: store.url_of(&meta_key(&g.path)?),
@@ -471,6 +574,7 @@ impl ArrayNode {
         let mut meta = self.meta.clone();
         let mut attrs = meta.attributes().clone();
         f(&mut attrs);
+        check_attributes(&attrs)?;
         meta.set_attributes(attrs);
         let key = meta_key(&self.path)?;
         self.version = write_update(&self.store, &key, meta.to_json(), &self.version).await?;

@@ -132,6 +132,17 @@ pub enum MetadataError {
         #[source]
         source: CodecError,
     },
+    /// The document is larger than the limit it is read with (refused before its body is
+    /// read; see [`DEFAULT_MAX_METADATA_BYTES`](crate::metadata::DEFAULT_MAX_METADATA_BYTES)).
+    #[error("{key}: {size} bytes, more than the limit of {max} bytes for a metadata document")]
+    TooLarge {
+        /// Metadata key.
+        key: String,
+        /// The document's size.
+        size: u64,
+        /// The limit.
+        max: u64,
+    },
     /// An invalid creation request.
     #[error("invalid array specification: field `{field}`: {reason}")]
     InvalidSpec {

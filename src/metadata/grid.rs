@@ -1,6 +1,12 @@
 //! Chunk grids (`regular`, `rectilinear`) and chunk key encodings (`default`, `v2`).
+//!
+//! Rectilinear grids stay in run-length form ([`RectilinearGrid`]): a document of a few
+//! bytes declaring `[[1, 1000000000000]]` costs one run, never one integer per edge.
+
+use std::sync::Arc;
 
 use super::MetadataError;
+use crate::grid::{DimensionGrid, GridError, RectilinearGrid, RegularGrid};
 use serde_json::{Map, Value, json};
 use zarrs::metadata::v3::MetadataV3;
 
@@ -14,8 +20,9 @@ pub enum ChunkGridSpec {
     },
     /// `rectilinear` (zarr-extensions): explicit chunk edges per dimension.
     Rectilinear {
-        /// Expanded edge lengths per dimension (cover at least the extent).
-        edges: Vec<Vec<u64>>,
+        /// One grid per dimension, its edges as run-length pairs (they cover at least the
+        /// extent; edges wholly past it are dropped).
+        dimensions: Vec<RectilinearGrid>,
         /// The `chunk_shapes` value as read (kept for writing back).
         chunk_shapes: Value,
     },
@@ -93,13 +100,22 @@ impl ChunkGridSpec {
                         ),
                     ));
                 }
-                let mut edges = Vec::with_capacity(dims.len());
+                let mut dimensions = Vec::with_capacity(dims.len());
                 for (d, (spec, &extent)) in dims.iter().zip(shape).enumerate() {
                     let f = format!(".configuration.chunk_shapes[{d}]");
-                    edges.push(expand_edges(spec, extent).map_err(|r| invalid(&f, r))?);
+                    let grid = RectilinearGrid::from_json(spec, extent).map_err(|e| {
+                        invalid(
+                            &f,
+                            match e {
+                                GridError::Invalid(r) => r,
+                                e => e.to_string(),
+                            },
+                        )
+                    })?;
+                    dimensions.push(grid);
                 }
                 Ok(ChunkGridSpec::Rectilinear {
-                    edges,
+                    dimensions,
                     chunk_shapes: cs.clone(),
                 })
             }
@@ -130,22 +146,9 @@ impl ChunkGridSpec {
                 .zip(chunk_shape)
                 .map(|(s, c)| s.div_ceil(*c))
                 .collect(),
-            ChunkGridSpec::Rectilinear { edges, .. } => shape
-                .iter()
-                .zip(edges)
-                .map(|(&s, e)| {
-                    let mut acc = 0u64;
-                    let mut n = 0u64;
-                    for &v in e {
-                        if acc >= s {
-                            break;
-                        }
-                        acc += v;
-                        n += 1;
-                    }
-                    n
-                })
-                .collect(),
+            ChunkGridSpec::Rectilinear { dimensions, .. } => {
+                dimensions.iter().map(RectilinearGrid::num_chunks).collect()
+            }
         }
     }
 
@@ -155,16 +158,52 @@ impl ChunkGridSpec {
             ChunkGridSpec::Regular { chunk_shape } => {
                 (coords.len() == chunk_shape.len()).then(|| chunk_shape.clone())
             }
-            ChunkGridSpec::Rectilinear { edges, .. } => {
-                if coords.len() != edges.len() {
+            ChunkGridSpec::Rectilinear { dimensions, .. } => {
+                if coords.len() != dimensions.len() {
                     return None;
                 }
                 coords
                     .iter()
-                    .zip(edges)
-                    .map(|(&c, e)| e.get(usize::try_from(c).ok()?).copied())
+                    .zip(dimensions)
+                    .map(|(&c, g)| g.chunk_size(i64::try_from(c).ok()?).ok())
                     .collect()
             }
+        }
+    }
+
+    /// The largest chunk shape of the grid (per dimension, the largest edge holding data;
+    /// every chunk's byte size is at most this one's).
+    pub fn max_chunk_shape(&self) -> Vec<u64> {
+        match self {
+            ChunkGridSpec::Regular { chunk_shape } => chunk_shape.clone(),
+            ChunkGridSpec::Rectilinear { dimensions, .. } => dimensions
+                .iter()
+                .map(|g| g.distinct_sizes().last().copied().unwrap_or(1))
+                .collect(),
+        }
+    }
+
+    /// One planner grid per dimension for an array of `shape`; the error names the
+    /// dimension.
+    pub fn dimension_grids(
+        &self,
+        shape: &[u64],
+    ) -> Result<Vec<Arc<dyn DimensionGrid>>, (usize, GridError)> {
+        match self {
+            ChunkGridSpec::Regular { chunk_shape } => chunk_shape
+                .iter()
+                .zip(shape)
+                .enumerate()
+                .map(|(d, (&c, &n))| {
+                    RegularGrid::new(c, n)
+                        .map(|g| Arc::new(g) as Arc<dyn DimensionGrid>)
+                        .map_err(|e| (d, e))
+                })
+                .collect(),
+            ChunkGridSpec::Rectilinear { dimensions, .. } => Ok(dimensions
+                .iter()
+                .map(|g| Arc::new(g.clone()) as Arc<dyn DimensionGrid>)
+                .collect()),
         }
     }
 
@@ -175,59 +214,6 @@ impl ChunkGridSpec {
             ChunkGridSpec::Rectilinear { .. } => None,
         }
     }
-}
-
-/// Expand one dimension of a rectilinear `chunk_shapes` entry.
-fn expand_edges(spec: &Value, extent: u64) -> Result<Vec<u64>, String> {
-    const MAX_EDGES: u64 = 1 << 26;
-    if let Some(m) = spec.as_u64() {
-        if m == 0 {
-            return Err("chunk edge must be >= 1".into());
-        }
-        let n = extent.div_ceil(m);
-        if n > MAX_EDGES {
-            return Err(format!("{n} chunks exceed the limit of {MAX_EDGES}"));
-        }
-        return Ok(vec![m; n as usize]);
-    }
-    let list = spec
-        .as_array()
-        .ok_or_else(|| format!("expected an integer or a list, got {spec}"))?;
-    let mut edges = Vec::new();
-    for item in list {
-        if let Some(v) = item.as_u64() {
-            if v == 0 {
-                return Err("chunk edge must be >= 1".into());
-            }
-            edges.push(v);
-        } else if let Some(pair) = item.as_array() {
-            let (Some(v), Some(n), 2) = (
-                pair.first().and_then(Value::as_u64),
-                pair.get(1).and_then(Value::as_u64),
-                pair.len(),
-            ) else {
-                return Err(format!(
-                    "run-length entry must be [value, count], got {item}"
-                ));
-            };
-            if v == 0 {
-                return Err("chunk edge must be >= 1".into());
-            }
-            if edges.len() as u64 + n > MAX_EDGES {
-                return Err(format!("more than {MAX_EDGES} chunks"));
-            }
-            edges.extend(std::iter::repeat_n(v, n as usize));
-        } else {
-            return Err(format!("invalid edge entry {item}"));
-        }
-    }
-    let total: u64 = edges.iter().fold(0u64, |a, &b| a.saturating_add(b));
-    if total < extent {
-        return Err(format!(
-            "edges sum to {total}, less than the extent {extent}"
-        ));
-    }
-    Ok(edges)
 }
 
 /// A chunk key encoding.
@@ -276,7 +262,10 @@ impl ChunkKeyEncodingSpec {
                     return Err(MetadataError::InvalidField {
                         key: key.to_string(),
                         field: "chunk_key_encoding.configuration.separator".into(),
-                        reason: format!("must be \"/\" or \".\", got {v}"),
+                        reason: format!(
+                            "must be \"/\" or \".\", got {}",
+                            crate::index::json::excerpt(v)
+                        ),
                     });
                 }
             },

@@ -11,6 +11,7 @@ mod data_type;
 mod error;
 mod grid;
 mod info;
+pub mod limits;
 mod spec;
 
 pub use codec_spec::CodecSpec;
@@ -18,6 +19,7 @@ pub use data_type::{DataType, UnknownDataType};
 pub use error::MetadataError;
 pub use grid::{ChunkGridSpec, ChunkKeyEncodingSpec};
 pub use info::ArrayInfo;
+pub use limits::{DEFAULT_MAX_METADATA_BYTES, MAX_JSON_DEPTH};
 pub use spec::{ArraySpec, IntoDimensionName};
 
 use crate::codec::{CodecPipeline, sharding::fixed_size};
@@ -110,7 +112,7 @@ fn check_format(obj: &Map<String, Value>, key: &str) -> Result<(), MetadataError
         Some(v) if v.as_u64() == Some(3) => Ok(()),
         Some(v) => Err(MetadataError::UnsupportedZarrFormat {
             key: key.to_string(),
-            found: v.to_string(),
+            found: crate::index::json::excerpt(v),
         }),
         None => Err(MetadataError::MissingField {
             key: key.to_string(),
@@ -128,68 +130,87 @@ fn node_type_err(obj: &Map<String, Value>, key: &str, expected: &str) -> Metadat
         Some(v) => MetadataError::WrongNodeType {
             key: key.to_string(),
             expected: expected.to_string(),
-            found: v.to_string(),
+            found: crate::index::json::excerpt(v),
         },
     }
 }
 
-/// Apply the `must_understand` rule to the fields not in `known`.
+/// Apply the `must_understand` rule to the fields not in `known`, taking them out of `obj`.
 fn check_unknown_fields(
-    obj: &Map<String, Value>,
+    obj: &mut Map<String, Value>,
     known: &[&str],
     key: &str,
 ) -> Result<Map<String, Value>, MetadataError> {
+    let unknown: Vec<String> = obj
+        .keys()
+        .filter(|k| !known.contains(&k.as_str()))
+        .cloned()
+        .collect();
     let mut extra = Map::new();
-    for (k, v) in obj {
-        if known.contains(&k.as_str()) {
-            continue;
-        }
-        let optional = v
-            .as_object()
+    for k in unknown {
+        let optional = obj
+            .get(&k)
+            .and_then(Value::as_object)
             .and_then(|o| o.get("must_understand"))
             .and_then(Value::as_bool)
             == Some(false);
         if !optional {
             return Err(MetadataError::UnknownField {
                 key: key.to_string(),
-                field: k.clone(),
+                field: k,
             });
         }
-        extra.insert(k.clone(), v.clone());
+        if let Some(v) = obj.remove(&k) {
+            extra.insert(k, v);
+        }
     }
     Ok(extra)
 }
 
-fn field<'a>(
-    obj: &'a Map<String, Value>,
-    name: &str,
-    key: &str,
-) -> Result<&'a Value, MetadataError> {
-    obj.get(name).ok_or_else(|| MetadataError::MissingField {
+/// Takes field `name` out of `obj` (a document's values are moved, never copied: a large
+/// attribute tree is held once).
+fn take(obj: &mut Map<String, Value>, name: &str, key: &str) -> Result<Value, MetadataError> {
+    obj.remove(name).ok_or_else(|| MetadataError::MissingField {
         key: key.to_string(),
         field: name.to_string(),
     })
 }
 
 fn typed<T: serde::de::DeserializeOwned>(
-    v: &Value,
+    v: Value,
     name: &str,
     key: &str,
 ) -> Result<T, MetadataError> {
-    serde_json::from_value(v.clone()).map_err(|e| MetadataError::InvalidField {
+    serde_json::from_value(v).map_err(|e| MetadataError::InvalidField {
         key: key.to_string(),
         field: name.to_string(),
         reason: e.to_string(),
     })
 }
 
+/// The `attributes` object (moved out of the document, not deserialised again).
+fn take_attributes(
+    obj: &mut Map<String, Value>,
+    key: &str,
+) -> Result<Map<String, Value>, MetadataError> {
+    match obj.remove("attributes") {
+        None => Ok(Map::new()),
+        Some(Value::Object(m)) => Ok(m),
+        Some(other) => Err(MetadataError::InvalidField {
+            key: key.to_string(),
+            field: "attributes".into(),
+            reason: format!("expected an object, found {}", type_name(&other)),
+        }),
+    }
+}
+
 /// Parse an extension-point field that may not carry `must_understand: false`.
 fn strict_extension(
-    obj: &Map<String, Value>,
+    obj: &mut Map<String, Value>,
     name: &str,
     key: &str,
 ) -> Result<MetadataV3, MetadataError> {
-    let v = field(obj, name, key)?;
+    let v = take(obj, name, key)?;
     if v.as_object()
         .and_then(|o| o.get("must_understand"))
         .and_then(Value::as_bool)
@@ -239,23 +260,20 @@ impl ArrayMetadata {
         Self::from_map(obj, key)
     }
 
-    fn from_map(obj: Map<String, Value>, key: &str) -> Result<Self, MetadataError> {
+    fn from_map(mut obj: Map<String, Value>, key: &str) -> Result<Self, MetadataError> {
         if obj.get("node_type").and_then(Value::as_str) != Some("array") {
             return Err(node_type_err(&obj, key, "\"array\""));
         }
-        let extra = check_unknown_fields(&obj, ARRAY_FIELDS, key)?;
-        let shape: Vec<u64> = typed(field(&obj, "shape", key)?, "shape", key)?;
-        let data_type_meta = strict_extension(&obj, "data_type", key)?;
-        let chunk_grid = strict_extension(&obj, "chunk_grid", key)?;
-        let cke = strict_extension(&obj, "chunk_key_encoding", key)?;
+        let extra = check_unknown_fields(&mut obj, ARRAY_FIELDS, key)?;
+        let shape: Vec<u64> = typed(take(&mut obj, "shape", key)?, "shape", key)?;
+        let data_type_meta = strict_extension(&mut obj, "data_type", key)?;
+        let chunk_grid = strict_extension(&mut obj, "chunk_grid", key)?;
+        let cke = strict_extension(&mut obj, "chunk_key_encoding", key)?;
         let fill_value_meta: FillValueMetadata =
-            typed(field(&obj, "fill_value", key)?, "fill_value", key)?;
-        let codecs_meta: Vec<MetadataV3> = typed(field(&obj, "codecs", key)?, "codecs", key)?;
-        let attributes: Map<String, Value> = match obj.get("attributes") {
-            None => Map::new(),
-            Some(v) => typed(v, "attributes", key)?,
-        };
-        let storage_transformers: Vec<MetadataV3> = match obj.get("storage_transformers") {
+            typed(take(&mut obj, "fill_value", key)?, "fill_value", key)?;
+        let codecs_meta: Vec<MetadataV3> = typed(take(&mut obj, "codecs", key)?, "codecs", key)?;
+        let attributes = take_attributes(&mut obj, key)?;
+        let storage_transformers: Vec<MetadataV3> = match obj.remove("storage_transformers") {
             None => Vec::new(),
             Some(v) => typed(v, "storage_transformers", key)?,
         };
@@ -265,7 +283,7 @@ impl ArrayMetadata {
                 name: t.name().to_string(),
             });
         }
-        let dimension_names: Option<Vec<DimensionName>> = match obj.get("dimension_names") {
+        let dimension_names: Option<Vec<DimensionName>> = match obj.remove("dimension_names") {
             None | Some(Value::Null) => None,
             Some(v) => Some(typed(v, "dimension_names", key)?),
         };
@@ -289,6 +307,9 @@ impl ArrayMetadata {
         extra: Map<String, Value>,
         key: &str,
     ) -> Result<Self, MetadataError> {
+        // values built in code may nest deeper than any document: refuse them before
+        // anything recurses through them
+        check_document_nesting(&meta, &extra, key)?;
         let data_type = ZarrsDataType::from_metadata(&meta.data_type).map_err(|e| {
             MetadataError::UnsupportedDataType {
                 key: key.to_string(),
@@ -300,7 +321,9 @@ impl ArrayMetadata {
             MetadataError::InvalidFillValue {
                 key: key.to_string(),
                 data_type: data_type.to_string(),
-                value: meta.fill_value.to_string(),
+                value: crate::index::json::excerpt(
+                    &serde_json::to_value(&meta.fill_value).unwrap_or(Value::Null),
+                ),
             }
         })?;
         let grid = ChunkGridSpec::from_metadata(&meta.chunk_grid, &meta.shape, key)?;
@@ -322,45 +345,63 @@ impl ArrayMetadata {
         if codecs.sharding().is_some() {
             fixed_size(&data_type, "sharding").map_err(codec_err)?;
         }
-        if let Some(cs) = grid.regular_chunk_shape()
-            && !cs.contains(&0)
-        {
-            codecs.validate(cs, &data_type).map_err(|e| match e {
-                crate::codec::CodecError::InvalidConfiguration { field, reason }
-                    if field == "chunk shape" =>
-                {
-                    MetadataError::InvalidField {
-                        key: key.to_string(),
-                        field: "chunk_grid.configuration.chunk_shape".into(),
-                        reason,
+        let chunk_shape_err = |e| match e {
+            crate::codec::CodecError::InvalidConfiguration { field, reason }
+                if field == "chunk shape" =>
+            {
+                MetadataError::InvalidField {
+                    key: key.to_string(),
+                    field: match grid {
+                        ChunkGridSpec::Regular { .. } => "chunk_grid.configuration.chunk_shape",
+                        ChunkGridSpec::Rectilinear { .. } => {
+                            "chunk_grid.configuration.chunk_shapes"
+                        }
                     }
+                    .into(),
+                    reason,
                 }
-                e => codec_err(e),
-            })?;
-        }
-        if let ChunkGridSpec::Rectilinear { edges, .. } = &grid
+            }
+            e => codec_err(e),
+        };
+        // every chunk's buffer fits and its shard index is within the cap: the largest
+        // chunk of the grid is the worst case in both
+        codecs
+            .validate(&grid.max_chunk_shape(), &data_type)
+            .map_err(chunk_shape_err)?;
+        if let ChunkGridSpec::Rectilinear { dimensions, .. } = &grid
             && codecs.sharding().is_some()
         {
-            // every distinct edge of every dimension must suit the sharding codec; the checks
-            // are per dimension, so one shape per distinct-edge rank suffices
-            let distinct: Vec<Vec<u64>> = edges
-                .iter()
-                .map(|e| {
-                    let mut d = e.clone();
-                    d.sort_unstable();
-                    d.dedup();
-                    d
-                })
-                .collect();
+            // every distinct edge of every dimension must be divisible by the inner chunk
+            // shape; the check is per dimension, so one shape per distinct-edge rank
+            // suffices (a cheap check: the number of runs, not of edges, bounds it)
+            let distinct: Vec<Vec<u64>> = dimensions.iter().map(|g| g.distinct_sizes()).collect();
             let rounds = distinct.iter().map(Vec::len).max().unwrap_or(0);
             for j in 0..rounds {
                 let shape: Vec<u64> = distinct
                     .iter()
-                    .map(|d| d[j.min(d.len().saturating_sub(1))])
+                    .map(|d| d.get(j).or(d.last()).copied().unwrap_or(1))
                     .collect();
-                codecs.validate(&shape, &data_type).map_err(codec_err)?;
+                codecs.check_divisible(&shape).map_err(codec_err)?;
             }
         }
+        // what the array layer needs of the shape and grid (rank, extents and chunk sizes
+        // within i64), checked here so that create and open refuse the same documents
+        crate::index::IndexDomain::from_shape(&meta.shape).map_err(|e| {
+            MetadataError::InvalidField {
+                key: key.to_string(),
+                field: "shape".into(),
+                reason: e.to_string(),
+            }
+        })?;
+        grid.dimension_grids(&meta.shape)
+            .map_err(|(d, e)| MetadataError::InvalidField {
+                key: key.to_string(),
+                field: format!("chunk_grid (dimension {d})"),
+                reason: e.to_string(),
+            })?;
+        let codecs = codecs
+            .with_data_type_bounds(&data_type, &fill_value)
+            .map_err(codec_err)?;
         Ok(ArrayMetadata {
             meta,
             extra,
@@ -478,6 +519,40 @@ impl ArrayMetadata {
     }
 }
 
+/// Refuses a document whose values nest deeper than [`MAX_JSON_DEPTH`] (only values built
+/// in code can: a parsed document is within serde_json's limit).
+fn check_document_nesting(
+    meta: &ArrayMetadataV3,
+    extra: &Map<String, Value>,
+    key: &str,
+) -> Result<(), MetadataError> {
+    let configs = [
+        ("data_type", &meta.data_type),
+        ("chunk_grid", &meta.chunk_grid),
+        ("chunk_key_encoding", &meta.chunk_key_encoding),
+    ]
+    .into_iter()
+    .chain(meta.codecs.iter().map(|c| ("codecs", c)))
+    .chain(
+        meta.storage_transformers
+            .iter()
+            .map(|c| ("storage_transformers", c)),
+    );
+    for (field, m) in configs {
+        if let Some(c) = m.configuration() {
+            for v in c.values() {
+                limits::check_nesting(v, field, Some(key))?;
+            }
+        }
+    }
+    for (field, map) in [("attributes", &meta.attributes), ("(extra fields)", extra)] {
+        for v in map.values() {
+            limits::check_nesting(v, field, Some(key))?;
+        }
+    }
+    Ok(())
+}
+
 /// Canonical codec object; nested codec lists of `sharding_indexed` are canonicalised too.
 fn canonical_codec(m: &MetadataV3) -> Value {
     let mut v = extension_object(m);
@@ -528,7 +603,7 @@ impl GroupMetadata {
         Self::from_map(obj, key)
     }
 
-    fn from_map(obj: Map<String, Value>, key: &str) -> Result<Self, MetadataError> {
+    fn from_map(mut obj: Map<String, Value>, key: &str) -> Result<Self, MetadataError> {
         if obj.get("node_type").and_then(Value::as_str) != Some("group") {
             return Err(node_type_err(&obj, key, "\"group\""));
         }
@@ -537,13 +612,10 @@ impl GroupMetadata {
         if obj.get("consolidated_metadata").is_some_and(Value::is_null) {
             known.push("consolidated_metadata");
         }
-        let mut extra = check_unknown_fields(&obj, &known, key)?;
-        let attributes: Map<String, Value> = match obj.get("attributes") {
-            None => Map::new(),
-            Some(v) => typed(v, "attributes", key)?,
-        };
+        let mut extra = check_unknown_fields(&mut obj, &known, key)?;
+        let attributes = take_attributes(&mut obj, key)?;
         let consolidated = match extra.remove("consolidated_metadata") {
-            Some(Value::Object(cm)) => Some(parse_consolidated(&cm, key)?),
+            Some(Value::Object(cm)) => Some(parse_consolidated(cm, key)?),
             _ => None,
         };
         Ok(GroupMetadata {
@@ -582,7 +654,7 @@ impl GroupMetadata {
 }
 
 fn parse_consolidated(
-    cm: &Map<String, Value>,
+    mut cm: Map<String, Value>,
     key: &str,
 ) -> Result<BTreeMap<String, NodeMetadata>, MetadataError> {
     let f = "consolidated_metadata";
@@ -593,7 +665,7 @@ fn parse_consolidated(
             reason: format!("expected \"inline\", got {:?}", cm.get("kind")),
         });
     }
-    let md = match cm.get("metadata") {
+    let md = match cm.remove("metadata") {
         Some(Value::Object(m)) => m,
         _ => {
             return Err(MetadataError::InvalidField {
@@ -612,8 +684,9 @@ fn parse_consolidated(
                 reason: "expected a JSON object".into(),
             });
         };
-        check_format(o, &sub_key)?;
-        out.insert(path.clone(), NodeMetadata::from_map(o.clone(), &sub_key)?);
+        check_format(&o, &sub_key)?;
+        let node = NodeMetadata::from_map(o, &sub_key)?;
+        out.insert(path, node);
     }
     Ok(out)
 }

@@ -1,5 +1,6 @@
 //! The array creation specification (pure): builds validated [`ArrayMetadata`].
 
+use super::limits::{self, DEFAULT_MAX_METADATA_BYTES};
 use super::{
     ArrayMetadata, ChunkGridSpec, ChunkKeyEncodingSpec, CodecSpec, DataType, MetadataError,
 };
@@ -242,8 +243,11 @@ impl ArraySpec {
         ]
     }
 
-    /// Validate and build the metadata.
+    /// Validate and build the metadata: exactly what opening the written document accepts
+    /// (the document built is parsed again), within [`DEFAULT_MAX_METADATA_BYTES`] and
+    /// [`MAX_JSON_DEPTH`](super::MAX_JSON_DEPTH).
     pub fn build(&self) -> Result<ArrayMetadata, MetadataError> {
+        self.check_nesting()?;
         let dtype = self.data_type.name().parse::<DataType>().map_err(|e| {
             MetadataError::UnsupportedDataType {
                 key: "<new array>".into(),
@@ -352,7 +356,37 @@ impl ArraySpec {
         meta.dimension_names = self.dimension_names.as_ref().map(|n| n.to_vec());
         let am = ArrayMetadata::from_zarrs(meta, Map::new(), "<new array>")?;
         // re-parse the canonical form so that what is returned equals what a reader gets
-        ArrayMetadata::parse(&am.to_json(), "<new array>")
+        let json = am.to_json();
+        limits::check_size(json.len() as u64, DEFAULT_MAX_METADATA_BYTES, "<new array>")?;
+        ArrayMetadata::parse(&json, "<new array>")
+    }
+
+    /// Values built in code may nest deeper than any document: refused before anything
+    /// clones or serialises them (both recurse).
+    fn check_nesting(&self) -> Result<(), MetadataError> {
+        let lists = [
+            ("codecs", &self.codecs),
+            ("index_codecs", &self.index_codecs),
+        ];
+        for (field, list) in lists {
+            for c in list.iter().flatten() {
+                for v in c.configuration().into_iter().flat_map(|c| c.values()) {
+                    limits::check_nesting(v, field, None)?;
+                }
+            }
+        }
+        for v in self
+            .data_type
+            .configuration()
+            .into_iter()
+            .flat_map(|c| c.values())
+        {
+            limits::check_nesting(v, "data_type", None)?;
+        }
+        for v in self.attributes.values() {
+            limits::check_nesting(v, "attributes", None)?;
+        }
+        Ok(())
     }
 }
 

@@ -78,6 +78,34 @@ pub enum StoreError {
         /// Bytes received.
         got: u64,
     },
+    /// The backend announced a body longer than the caller's limit
+    /// ([`GetOpts::with_max_size`](super::GetOpts::with_max_size)): refused before any of
+    /// it is read.
+    #[error("object too large: {url} is {size} bytes, more than the {max} it can be")]
+    TooLarge {
+        /// Full URL of the object.
+        url: String,
+        /// Bytes the backend announced.
+        size: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// The backend sent more bytes than it announced: the read stops there.
+    #[error("long read from {url}: expected {expected} bytes, got more")]
+    LongRead {
+        /// Full URL of the object.
+        url: String,
+        /// Bytes announced.
+        expected: u64,
+    },
+    /// A buffer for a body of the announced length could not be allocated.
+    #[error("out of memory reading {url}: {bytes} bytes could not be allocated")]
+    OutOfMemory {
+        /// Full URL of the object.
+        url: String,
+        /// Bytes asked for.
+        bytes: u64,
+    },
     /// On a local store, something other than a regular file (a directory, FIFO, socket or
     /// device) is where an object should be: it is neither read (nor waited on) as an object
     /// nor taken for a missing one, and it is not replaced or deleted.

@@ -9,6 +9,7 @@
 //! * [`wrappers`] holds composable `ObjectStore` decorators for tests and diagnostics:
 //!   request counting, latency and fault injection.
 
+mod body;
 mod error;
 mod key;
 mod local;
@@ -363,14 +364,9 @@ impl Store {
             .map_err(|e| self.err(key, e))?;
         let expected = res.range.end - res.range.start;
         let (object_size, version) = (res.meta.size, version_of(&res.meta));
-        let bytes = res.bytes().await.map_err(|e| self.err(key, e))?;
-        if bytes.len() as u64 != expected {
-            return Err(StoreError::ShortRead {
-                url: self.url_of(key),
-                expected,
-                got: bytes.len() as u64,
-            });
-        }
+        let url = self.url_of(key);
+        body::check_announced(expected, opts.max_size, &url)?;
+        let bytes = body::collect(res.into_stream(), expected, &url, |e| self.err(key, e)).await?;
         Ok(GetOutput {
             bytes,
             object_size,
@@ -396,8 +392,20 @@ impl Store {
     /// ([`FetchedObject::read_range`]). On the local filesystem the object stays in its
     /// (open) file and only the pieces read are copied; elsewhere the body is read whole.
     pub async fn get_object(&self, key: &StoreKey) -> Result<FetchedObject, StoreError> {
+        self.get_object_within(key, None).await
+    }
+
+    /// [`Self::get_object`], refusing an object of more than `max_size` bytes
+    /// ([`StoreError::TooLarge`]) from the size the backend announces, before its body is
+    /// read. On the local filesystem nothing is read yet and the object is returned: the
+    /// caller checks [`FetchedObject::size`].
+    pub async fn get_object_within(
+        &self,
+        key: &StoreKey,
+        max_size: Option<u64>,
+    ) -> Result<FetchedObject, StoreError> {
         let timer = Timer::start();
-        let res = self.get_object_untraced(key).await;
+        let res = self.get_object_untraced(key, max_size).await;
         tracing::debug!(
             target: TARGET,
             key = %key,
@@ -411,7 +419,11 @@ impl Store {
         res
     }
 
-    async fn get_object_untraced(&self, key: &StoreKey) -> Result<FetchedObject, StoreError> {
+    async fn get_object_untraced(
+        &self,
+        key: &StoreKey,
+        max_size: Option<u64>,
+    ) -> Result<FetchedObject, StoreError> {
         let res = self
             .inner
             .get_opts(&self.path(key), GetOptions::new())
@@ -440,14 +452,8 @@ impl Store {
             },
         };
         let expected = res.range.end - res.range.start;
-        let bytes = res.bytes().await.map_err(|e| self.err(key, e))?;
-        if bytes.len() as u64 != expected {
-            return Err(StoreError::ShortRead {
-                url,
-                expected,
-                got: bytes.len() as u64,
-            });
-        }
+        body::check_announced(expected, max_size, &url)?;
+        let bytes = body::collect(res.into_stream(), expected, &url, |e| self.err(key, e)).await?;
         Ok(FetchedObject::from_bytes(bytes, version, url))
     }
 

@@ -147,6 +147,11 @@ impl Store {
             options.read_only = true;
         }
         let mut opts = env_options(&scheme);
+        // an `http://` URL asks for plain HTTP (object_store refuses it unless allowed); an
+        // explicit `allow_http` option still wins
+        if scheme == "http" {
+            opts.push(("allow_http".into(), "true".into()));
+        }
         opts.extend(
             options
                 .backend

@@ -27,6 +27,11 @@ pub struct GetOpts {
     /// Read only if the object is still this version (`If-Match` on its ETag, when known);
     /// `Precondition` when it changed.
     pub if_match: Option<ObjectVersion>,
+    /// Refuse a body longer than this many bytes ([`StoreError::TooLarge`]), from the
+    /// length the backend announces, before any of it is read.
+    ///
+    /// [`StoreError::TooLarge`]: super::StoreError::TooLarge
+    pub max_size: Option<u64>,
 }
 
 impl GetOpts {
@@ -38,6 +43,11 @@ impl GetOpts {
     /// Reads only from `version` of the object.
     pub fn with_if_match(mut self, version: ObjectVersion) -> Self {
         self.if_match = Some(version);
+        self
+    }
+    /// Refuses a body longer than `max` bytes before reading it.
+    pub fn with_max_size(mut self, max: u64) -> Self {
+        self.max_size = Some(max);
         self
     }
 }

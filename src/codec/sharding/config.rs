@@ -80,7 +80,10 @@ impl ShardingConfig {
                 _ => {
                     return Err(invalid(
                         ".index_location",
-                        format!("must be \"start\" or \"end\", got {v}"),
+                        format!(
+                            "must be \"start\" or \"end\", got {}",
+                            crate::index::json::excerpt(v)
+                        ),
                     ));
                 }
             },

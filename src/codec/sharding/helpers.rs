@@ -38,7 +38,9 @@ pub(crate) fn check_size(key: &str, got: usize, expected: usize) -> Result<(), C
     Ok(())
 }
 
-/// `n` copies of the fill value.
+/// `n` copies of the fill value. Infallible (an allocation the system refuses aborts):
+/// the library allocates chunk-sized fill buffers with
+/// [`try_fill_bytes`](crate::codec::bounds::try_fill_bytes).
 pub fn fill_bytes(fill_value: &FillValue, n: usize, elem: usize) -> Vec<u8> {
     let fv = fill_value.as_ne_bytes();
     if fv.len() != elem || fv.iter().all(|&b| b == 0) {

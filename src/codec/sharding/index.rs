@@ -1,5 +1,6 @@
 //! The decoded shard index: `(offset, nbytes)` per inner chunk.
 
+use crate::codec::CodecError;
 use crate::codec::block::{num_elements, ravel};
 use std::ops::Range;
 
@@ -24,6 +25,25 @@ impl ShardIndex {
             chunks_per_shard: chunks_per_shard.to_vec(),
             entries: vec![EMPTY_SENTINEL; 2 * n],
         }
+    }
+
+    /// [`Self::new_empty`], allocated fallibly ([`CodecError::OutOfMemory`] naming `key`):
+    /// an index of [`MAX_SHARD_ENTRIES`] entries takes 16 GiB.
+    pub fn try_new_empty(chunks_per_shard: &[u64], key: &str) -> Result<Self, CodecError> {
+        let n = num_elements(chunks_per_shard).saturating_mul(2);
+        let bytes = n.saturating_mul(8);
+        let oom = || CodecError::OutOfMemory {
+            key: key.to_string(),
+            bytes,
+        };
+        let n = usize::try_from(n).map_err(|_| oom())?;
+        let mut entries = Vec::new();
+        entries.try_reserve_exact(n).map_err(|_| oom())?;
+        entries.resize(n, EMPTY_SENTINEL);
+        Ok(ShardIndex {
+            chunks_per_shard: chunks_per_shard.to_vec(),
+            entries,
+        })
     }
 
     /// Build from raw `(offset, nbytes)` pairs (no validation; see [`ShardIndexCodec::decode`](super::ShardIndexCodec::decode)).

@@ -20,6 +20,8 @@ pub struct ShardIndexCodec {
     encoded_size: u64,
     location: IndexLocation,
     verify_checksums: bool,
+    /// Entries longer than this are refused (the most an inner chunk's encoding can take).
+    max_entry: Option<u64>,
 }
 
 fn index_dt() -> (DataType, FillValue) {
@@ -69,7 +71,17 @@ impl ShardIndexCodec {
             encoded_size,
             location,
             verify_checksums: true,
+            max_entry: None,
         })
+    }
+
+    /// Refuses, on decode, entries of more than `max` bytes
+    /// ([`CodecError::ShardEntryTooLarge`]); `None` (the default) checks no length.
+    /// [`Sharding::index_codec`](super::Sharding::index_codec) sets the most bytes an inner
+    /// chunk's encoding can take, so that no read copies an entry larger than that.
+    pub fn with_max_entry_bytes(mut self, max: Option<u64>) -> Self {
+        self.max_entry = max;
+        self
     }
 
     /// Turns verification of the index checksum on decode on or off (on by default).
@@ -133,7 +145,9 @@ impl ShardIndexCodec {
     ///
     /// Checks, each a typed error naming `key`: object shorter than the index, checksum (through
     /// the index chain), a single sentinel half, `offset + nbytes` overflowing or above
-    /// `i64::MAX`, and entries ending past the object.
+    /// `i64::MAX`, entries longer than an inner chunk's encoding can be (when set, see
+    /// [`Self::with_max_entry_bytes`]), entries ending past the object and entries sharing
+    /// bytes.
     pub fn decode(
         &self,
         index_bytes: &[u8],
@@ -213,6 +227,16 @@ impl ShardIndexCodec {
                     offset,
                     nbytes,
                     shard_size,
+                });
+            }
+            if let Some(max) = self.max_entry
+                && nbytes > max
+            {
+                return Err(CodecError::ShardEntryTooLarge {
+                    key: key.to_string(),
+                    chunk: chunk(),
+                    nbytes,
+                    max,
                 });
             }
         }

@@ -16,6 +16,7 @@ pub use index::{EMPTY_SENTINEL, MAX_SHARD_ENTRIES, ShardIndex};
 pub use index_codec::ShardIndexCodec;
 
 use super::block::{extract_block, insert_block, num_elements, unravel};
+use super::bounds::try_fill_bytes;
 use super::{CodecError, CodecPipeline};
 use zarrs::array::{DataType, FillValue};
 
@@ -25,20 +26,66 @@ pub struct Sharding {
     config: ShardingConfig,
     inner: CodecPipeline,
     field: String,
+    /// The most bytes an inner chunk's encoding can take, once the data type is known
+    /// ([`CodecPipeline::with_data_type_bounds`]); index entries longer than this are
+    /// refused.
+    max_entry: Option<u64>,
 }
 
 impl Sharding {
     /// Build from a parsed configuration (`field` names the codec in errors).
     pub fn new(config: ShardingConfig, field: &str) -> Result<Self, CodecError> {
-        let inner = CodecPipeline::from_metadata_at(
+        Self::new_nested(config, field, 1)
+    }
+
+    /// [`Self::new`] for the `depth`-th nested sharding codec (1 for the outermost).
+    pub(crate) fn new_nested(
+        config: ShardingConfig,
+        field: &str,
+        depth: usize,
+    ) -> Result<Self, CodecError> {
+        let inner = CodecPipeline::from_metadata_nested(
             &config.codecs,
             &format!("{field}.configuration.codecs"),
+            depth,
         )?;
         Ok(Sharding {
             config,
             inner,
             field: field.to_string(),
+            max_entry: None,
         })
+    }
+
+    /// Works out, for elements of `data_type`, the most bytes an inner chunk's encoding
+    /// can take (see [`CodecPipeline::with_data_type_bounds`]).
+    pub(crate) fn with_data_type_bounds(
+        mut self,
+        data_type: &DataType,
+        fill_value: &FillValue,
+    ) -> Result<Self, CodecError> {
+        self.inner = self.inner.with_data_type_bounds(data_type, fill_value)?;
+        self.max_entry =
+            self.inner
+                .max_stored_size(&self.config.chunk_shape, data_type, fill_value)?;
+        Ok(self)
+    }
+
+    /// The most bytes a shard of `shard_shape` holds when written compactly (its index and
+    /// every inner chunk at its worst-case encoded size); `None` when an inner chunk's size
+    /// is unbounded. Bounds the bytes of a shard that a bytes→bytes codec wraps.
+    pub fn max_compact_size(
+        &self,
+        shard_shape: &[u64],
+        data_type: &DataType,
+        fill_value: &FillValue,
+    ) -> Result<Option<u64>, CodecError> {
+        let codec = self.index_codec(shard_shape)?;
+        let n = num_elements(codec.chunks_per_shard());
+        let inner =
+            self.inner
+                .max_compact_chunk(&self.config.chunk_shape, data_type, fill_value)?;
+        Ok(inner.map(|m| m.saturating_mul(n).saturating_add(codec.encoded_size())))
     }
 
     /// Turns checksum verification on decode on or off for the index and the inner chunks
@@ -92,7 +139,8 @@ impl Sharding {
             self.config.index_location,
             &self.field,
         )?
-        .with_verify_checksums(self.inner.verify_checksums()))
+        .with_verify_checksums(self.inner.verify_checksums())
+        .with_max_entry_bytes(self.max_entry))
     }
 
     /// Encode a whole shard (decoded C-order native-endian bytes of `shard_shape`).
@@ -148,7 +196,7 @@ impl Sharding {
         )?;
         // Offsets first (they only depend on the lengths), then one buffer of exactly the
         // shard's size: no growth copies, no second copy to join body and index.
-        let mut index = ShardIndex::new_empty(&cps);
+        let mut index = ShardIndex::try_new_empty(&cps, "shard index")?;
         let base = match index_codec.location() {
             IndexLocation::Start => index_codec.encoded_size(),
             IndexLocation::End => 0,
@@ -217,7 +265,7 @@ impl Sharding {
         let index_codec = self.index_codec(shard_shape)?;
         let index = index_codec.decode_from_shard(shard, key)?;
         let cs = &self.config.chunk_shape;
-        let mut out = fill_bytes(fill_value, num_elements(shard_shape) as usize, elem);
+        let mut out = try_fill_bytes(fill_value, num_elements(shard_shape), elem, key)?;
         let cps = index.chunks_per_shard().to_vec();
         for i in 0..index.len() {
             let Some(r) = index.get(i) else { continue };

@@ -36,7 +36,7 @@ use serde_json::Value;
 pub use error::{JsonError, Reason, Result};
 pub use ndsel::Message;
 pub use tensorstore::{OutputMapJson, TransformJson};
-pub use value::{Bound, IndexValue, MAX_JSON_RANK};
+pub use value::{Bound, IndexValue, MAX_JSON_RANK, excerpt};
 
 /// Either wire format: here, above both readers, so that neither imports the other (ndsel
 /// messages lower into TensorStore bodies; the TensorStore reader knows nothing of ndsel).

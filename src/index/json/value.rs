@@ -136,16 +136,42 @@ pub(crate) fn describe(v: &Value) -> String {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     };
-    let mut text = v.to_string();
-    if text.len() > 40 {
-        let cut = (0..=40)
+    format!("{kind} ({})", excerpt(v))
+}
+
+/// The first 40 bytes or so of `v`'s JSON text, with `...` when cut. Serialising stops as
+/// soon as the excerpt is full, so a value of any size or depth costs the same (the
+/// recursion goes no deeper than the excerpt's length).
+pub fn excerpt(v: &Value) -> String {
+    const MAX: usize = 40;
+    /// A writer that takes `MAX` bytes, then refuses more.
+    struct Capped(Vec<u8>);
+    impl std::io::Write for Capped {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let room = (MAX + 1).saturating_sub(self.0.len());
+            if room == 0 {
+                return Err(std::io::Error::other("excerpt full"));
+            }
+            let n = buf.len().min(room);
+            self.0.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut w = Capped(Vec::with_capacity(MAX + 1));
+    let _ = serde_json::to_writer(&mut w, v);
+    let mut text = String::from_utf8_lossy(&w.0).into_owned();
+    if text.len() > MAX {
+        let cut = (0..=MAX)
             .rev()
             .find(|&i| text.is_char_boundary(i))
             .unwrap_or(0);
         text.truncate(cut);
         text.push_str("...");
     }
-    format!("{kind} ({text})")
+    text
 }
 
 /// Reads an exact `i64`: booleans, floats and integers outside `i64` are `invalid_json`.
