@@ -25,5 +25,18 @@ fn _zarrflow(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(nodes::open_node, module)?)?;
     module.add_function(wrap_pyfunction!(nodes::create_array, module)?)?;
     module.add_function(wrap_pyfunction!(nodes::create_group, module)?)?;
+    module.add_function(wrap_pyfunction!(_panic_for_tests, module)?)?;
     Ok(())
+}
+
+/// Panics on purpose, on the calling thread or inside the runtime (`in_runtime`): the
+/// tests check that a panic arrives as `zarrflow.InternalError` and the module still works.
+#[pyfunction]
+#[pyo3(signature = (in_runtime=false))]
+fn _panic_for_tests(py: Python<'_>, in_runtime: bool) -> PyResult<()> {
+    if in_runtime {
+        runtime::run(py, async { panic!("a test panic inside the runtime") })
+    } else {
+        runtime::guarded(py, || panic!("a test panic"))
+    }
 }

@@ -139,7 +139,8 @@ def test_open_modes(tmp_url):
         ("uint8", -1),
         ("int8", np.array([1, 200])),
         ("int32", 1.5),
-        ("int32", np.array([1.0])),
+        ("int32", np.array([1.0, np.nan])),
+        ("int8", 128.0),
         ("float32", 1e300),
         ("float64", 1j),
         ("bool", 1),
@@ -156,6 +157,7 @@ def test_values_that_cannot_be_written_exactly_are_value_errors(tmp_url, dtype, 
 def test_values_that_fit_are_cast(tmp_url):
     a = zarrflow.create(tmp_url(), shape=(3,), dtype="uint8")
     a[:] = np.array([1, 2, 255], dtype=np.int64)
+    a[1] = 2.0  # a whole float is the integer it is
     b = zarrflow.create(tmp_url(), shape=(2,), dtype="float32")
     b[:] = [0.5, 2]
     c = zarrflow.create(tmp_url(), shape=(2,), dtype="complex64", fill_value=1 + 2j)

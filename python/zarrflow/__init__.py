@@ -130,8 +130,8 @@ _NAMED = {
 
 def _cast(value: Any, dtype: np.dtype) -> np.ndarray:
     """``value`` as a C-contiguous array of ``dtype``; refuses casts that would change values
-    silently (floats into integers, complex into reals, integers out of range, finite floats
-    that overflow), as the CLI refuses such ``--value`` s."""
+    silently (fractional floats into integers, complex into reals, integers out of range,
+    finite floats that overflow), as the CLI refuses such ``--value`` s."""
     try:
         arr = np.asarray(value)
     except Exception as e:  # noqa: BLE001 - any conversion failure is a bad value
@@ -153,7 +153,11 @@ def _cast(value: Any, dtype: np.dtype) -> np.ndarray:
         if src.kind != "b":
             raise refuse
     elif dst.kind in "iu":
-        if src.kind not in "biu":
+        if src.kind == "f":
+            # floats that are whole numbers are written as the integers they are
+            if arr.size and not (np.isfinite(arr).all() and (arr == np.trunc(arr)).all()):
+                raise refuse
+        elif src.kind not in "biu":
             raise refuse
         if arr.size and src.kind != "b":
             info = np.iinfo(dst)
