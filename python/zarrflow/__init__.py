@@ -666,7 +666,7 @@ def create(
     shape; without either the array is one chunk; ``shards`` without ``chunks`` makes one
     inner chunk per shard. ``codec``: ``"zstd[:LEVEL]"`` (default), ``"gzip[:LEVEL]"``,
     ``"blosc[:CNAME[:LEVEL]]"`` or ``"none"``. ``fill_value`` must be representable in
-    ``dtype`` (default 0, ``False``, or NaN... as zarr-python). An existing node is
+    ``dtype`` (default: 0, ``False`` or NaN, as zarr-python). An existing node is
     :class:`NodeExistsError` unless ``overwrite=True``, which deletes it whole first.
     Store options as in :func:`open`.
 
