@@ -8,3 +8,7 @@ cargo test --locked --all-targets "$@"
 cargo test --locked --doc
 # The example application on the Rust API runs to its end (it asserts what it does).
 cargo run --locked --quiet --example app
+# The Python module (python/): a debug build (about a minute on 2 cores from a cold
+# python/target; a release build takes several), installed into .venv, then its tests.
+(cd python && VIRTUAL_ENV="$PWD/../.venv" ../.venv/bin/maturin develop --locked --quiet)
+(cd python && ../.venv/bin/python -m pytest -q -p no:cacheprovider tests)

@@ -679,3 +679,40 @@ async fn library_copy_is_read_exactly_by_zarr_python_and_tensorstore() {
         "{stdout}"
     );
 }
+
+/// `read_bytes_into` fills a caller's byte buffer in place (what the Python module reads
+/// NumPy arrays with): the same bytes as `read_bytes`, for a strided view of a sharded
+/// array, a bool array too; a buffer of the wrong size is refused before any request.
+#[tokio::test]
+async fn read_bytes_into_fills_a_caller_buffer_of_exactly_the_view_size() {
+    let spec = ArraySpec::of::<u16>([20, 30])
+        .shard_shape([10, 10])
+        .inner_chunk_shape([5, 5]);
+    let a = Array::create_at("memory://read-bytes-into/a", &spec)
+        .await
+        .unwrap();
+    let values = Array2::from_shape_fn((20, 30), |(i, j)| (i * 30 + j) as u16);
+    a.view().write(&values).await.unwrap();
+    let view = a.view().get(&sel![3..17;3, ..;-4]).unwrap();
+    let mut out = vec![0xAAu8; 5 * 8 * 2];
+    view.read_bytes_into(&mut out).await.unwrap();
+    assert_eq!(out, view.read_bytes().await.unwrap());
+    let first = u16::from_ne_bytes([out[0], out[1]]);
+    assert_eq!(first, values[[3, 29]]);
+    let mut short = vec![0u8; 5 * 8 * 2 - 1];
+    let err = view.read_bytes_into(&mut short).await.unwrap_err();
+    assert!(err.shape_mismatch().is_some(), "{err}");
+
+    let b = Array::create_at("memory://read-bytes-into/b", &ArraySpec::of::<bool>([4]))
+        .await
+        .unwrap();
+    b.view()
+        .get(&sel![1..3])
+        .unwrap()
+        .write_scalar(true)
+        .await
+        .unwrap();
+    let mut out = vec![7u8; 4];
+    b.view().read_bytes_into(&mut out).await.unwrap();
+    assert_eq!(out, vec![0, 1, 1, 0]);
+}

@@ -117,6 +117,11 @@ impl ArrayView {
         block_on(self.read_bytes())?
     }
 
+    /// [`ArrayView::read_bytes_into`] for code without an async runtime.
+    pub fn read_bytes_into_blocking(&self, out: &mut [u8]) -> Result<()> {
+        block_on(self.read_bytes_into(out))?
+    }
+
     /// [`ArrayView::explain_read`] for code without an async runtime.
     pub fn explain_read_blocking(&self) -> Result<super::ReadExplain> {
         block_on(self.explain_read())?

@@ -224,6 +224,22 @@ impl ArrayView {
         }
     }
 
+    /// Reads the view into `out` as C-order native-endian bytes (any fixed-size data type,
+    /// `r*` too), in place: `out` must hold exactly the view's elements (checked before any
+    /// request). For callers that own a buffer of another type (a NumPy array's memory).
+    /// A `bool` array's bytes are copied as stored (0 or 1 when the data is valid).
+    pub async fn read_bytes_into(&self, out: &mut [u8]) -> Result<()> {
+        let expected = self.len()? * self.array.shared.elem;
+        if out.len() != expected {
+            return Err(ArrayError::ShapeMismatch(ShapeMismatch::ValueBytes {
+                bytes: out.len() as u64,
+                shape: self.shape(),
+                element_size: self.array.shared.elem,
+            }));
+        }
+        read::read_into(&self.array.shared, &self.transform, out).await
+    }
+
     /// Reads the view as C-order native-endian bytes (any fixed-size data type, `r*` too).
     pub async fn read_bytes(&self) -> Result<Vec<u8>> {
         let mut bytes = zeroed::<u8>(self.len()? * self.array.shared.elem)?;

@@ -1,0 +1,280 @@
+//! `zarrflow._zarrflow.RawArray`: an opened array, read into and written from NumPy
+//! buffers. The Python class `zarrflow.Array` wraps it.
+
+use std::sync::Mutex;
+
+use numpy::{PyArray1, PyArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+use zarrflow::{Array, ArrayView, DataType, Store, StoreKey};
+
+use crate::batch::RawBatch;
+use crate::errors;
+use crate::options::Options;
+use crate::runtime::{guarded, run};
+use crate::selection::{KeyMode, select};
+
+/// An opened array and how to open it again (in a forked child, or after unpickling).
+#[pyclass(frozen, module = "zarrflow._zarrflow")]
+pub struct RawArray {
+    url: String,
+    options: Options,
+    /// The handle and the process that opened it: a child of `fork` re-opens (its parent's
+    /// store clients belong to the parent's runtime).
+    handle: Mutex<(u32, Array)>,
+}
+
+impl RawArray {
+    /// Wraps an array opened (or created) at `url` with `options`.
+    pub fn new(url: String, options: Options, array: Array) -> RawArray {
+        RawArray {
+            url,
+            options,
+            handle: Mutex::new((std::process::id(), array)),
+        }
+    }
+
+    /// Opens the array at `url`.
+    pub fn open(py: Python<'_>, url: &str, options: Options) -> PyResult<RawArray> {
+        let array = open_array(py, url, &options)?;
+        Ok(RawArray::new(url.to_string(), options, array))
+    }
+
+    /// This process's handle (re-opened after a `fork`).
+    pub fn array(&self, py: Python<'_>) -> PyResult<Array> {
+        let pid = std::process::id();
+        {
+            let handle = self.lock();
+            if handle.0 == pid {
+                return Ok(handle.1.clone());
+            }
+        }
+        let array = open_array(py, &self.url, &self.options)?;
+        *self.lock() = (pid, array.clone());
+        Ok(array)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, (u32, Array)> {
+        self.handle.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn view_of(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        mode: &str,
+    ) -> PyResult<(Array, ArrayView)> {
+        let array = self.array(py)?;
+        let mode = KeyMode::parse(py, mode)?;
+        let view = select(py, &array.view(), key, mode)?;
+        Ok((array, view))
+    }
+}
+
+/// Opens the array at the root of the store at `url`.
+fn open_array(py: Python<'_>, url: &str, options: &Options) -> PyResult<Array> {
+    let store =
+        Store::open(url, options.store.clone()).map_err(|e| errors::to_py(py, &e.into()))?;
+    let array_options = options.array.clone();
+    run(py, async move {
+        Array::open_in(&store, &StoreKey::root(), array_options).await
+    })
+}
+
+/// Reads `view` into a new NumPy array of `dtype` (the array's, given by the caller): the
+/// library writes straight into the NumPy array's memory, seen as bytes.
+pub fn read_view<'py>(
+    py: Python<'py>,
+    view: &ArrayView,
+    dtype: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let numpy = py.import("numpy")?;
+    let shape = PyTuple::new(py, view.shape())?;
+    let out = numpy.call_method1("empty", (shape, dtype))?;
+    {
+        let flat = out
+            .call_method1("reshape", (-1,))?
+            .call_method1("view", (numpy.getattr("uint8")?,))?
+            .cast_into::<PyArray1<u8>>()
+            .map_err(PyErr::from)?;
+        let mut writable = flat.readwrite();
+        let bytes = writable
+            .as_slice_mut()
+            .map_err(|e| errors::raise(py, "InternalError", &e.to_string(), None))?;
+        run(py, view.read_bytes_into(bytes))?;
+        if view.array().data_type() == DataType::Bool && bytes.iter().any(|&b| b > 1) {
+            return Err(errors::raise(
+                py,
+                "CorruptDataError",
+                "a bool value byte other than 0 or 1 in the stored data",
+                Some(&view.array().url()),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// The C-order bytes and shape of `values`, a C-contiguous NumPy array of the array's data
+/// type (the Python layer casts and broadcasts-checks it first), without a copy.
+pub fn value_bytes<'py>(
+    py: Python<'py>,
+    values: &Bound<'py, PyAny>,
+) -> PyResult<(Bound<'py, PyArray1<u8>>, Vec<u64>)> {
+    let numpy = py.import("numpy")?;
+    let shape: Vec<u64> = values.getattr("shape")?.extract()?;
+    let flat = numpy
+        .call_method1("ascontiguousarray", (values,))?
+        .call_method1("reshape", (-1,))?
+        .call_method1("view", (numpy.getattr("uint8")?,))?
+        .cast_into::<PyArray1<u8>>()
+        .map_err(PyErr::from)?;
+    Ok((flat, shape))
+}
+
+#[pymethods]
+impl RawArray {
+    /// The URL the array was opened at.
+    #[getter]
+    fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The array's shape.
+    #[getter]
+    fn shape(&self, py: Python<'_>) -> PyResult<Vec<u64>> {
+        Ok(self.array(py)?.shape().to_vec())
+    }
+
+    /// The Zarr data type name (`"float32"`, `"r16"`, ...).
+    #[getter]
+    fn data_type(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(self.array(py)?.data_type().to_string())
+    }
+
+    /// The shard shape, or `None` when unsharded.
+    #[getter]
+    fn shard_shape(&self, py: Python<'_>) -> PyResult<Option<Vec<u64>>> {
+        Ok(self.array(py)?.shard_shape().map(<[u64]>::to_vec))
+    }
+
+    /// The read chunk shape: inner chunks when sharded, else the chunk shape (`None` for a
+    /// rectilinear grid without sharding).
+    #[getter]
+    fn chunk_shape(&self, py: Python<'_>) -> PyResult<Option<Vec<u64>>> {
+        Ok(self.array(py)?.chunk_shape().map(<[u64]>::to_vec))
+    }
+
+    /// The shape of the outer grid's chunks (shards when sharded), `None` when rectilinear.
+    #[getter]
+    fn outer_chunk_shape(&self, py: Python<'_>) -> PyResult<Option<Vec<u64>>> {
+        Ok(self
+            .array(py)?
+            .metadata()
+            .shard_or_chunk_shape()
+            .map(<[u64]>::to_vec))
+    }
+
+    /// The fill value's native-endian bytes.
+    #[getter]
+    fn fill_value_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, self.array(py)?.fill_value_bytes()))
+    }
+
+    /// The attributes as a JSON document.
+    #[getter]
+    fn attributes_json(&self, py: Python<'_>) -> PyResult<String> {
+        zarrflow::serde_json::to_string(self.array(py)?.attributes())
+            .map_err(|e| errors::raise(py, "InternalError", &e.to_string(), None))
+    }
+
+    /// One name (or `None`) per dimension, or `None` when the metadata has none.
+    #[getter]
+    fn dimension_names(&self, py: Python<'_>) -> PyResult<Option<Vec<Option<String>>>> {
+        Ok(self.array(py)?.dimension_names().map(<[_]>::to_vec))
+    }
+
+    /// The canonical codec chain as a JSON list.
+    #[getter]
+    fn codecs_json(&self, py: Python<'_>) -> PyResult<String> {
+        let codecs: Vec<_> = self
+            .array(py)?
+            .codecs()
+            .iter()
+            .map(|c| c.to_value())
+            .collect();
+        Ok(zarrflow::serde_json::Value::Array(codecs).to_string())
+    }
+
+    /// Whether the store was opened read-only.
+    #[getter]
+    fn read_only(&self) -> bool {
+        self.options.store.read_only
+    }
+
+    /// Reads `key` in `mode` (`"numpy"`, `"oindex"`, `"vindex"`) into a new NumPy array of
+    /// `dtype`.
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+        mode: &str,
+        dtype: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        guarded(py, || {
+            let (_, view) = self.view_of(py, key, mode)?;
+            read_view(py, &view, dtype)
+        })
+    }
+
+    /// The shape `key` selects in `mode` (no I/O).
+    fn selection_shape(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        mode: &str,
+    ) -> PyResult<Vec<u64>> {
+        guarded(py, || Ok(self.view_of(py, key, mode)?.1.shape()))
+    }
+
+    /// Writes `values` (a NumPy array of the array's data type) to `key` in `mode`,
+    /// broadcast NumPy-style.
+    fn write(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        mode: &str,
+        values: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        guarded(py, || {
+            let (_, view) = self.view_of(py, key, mode)?;
+            let (flat, shape) = value_bytes(py, values)?;
+            let readonly = flat.readonly();
+            let bytes = readonly
+                .as_slice()
+                .map_err(|e| errors::raise(py, "InternalError", &e.to_string(), None))?;
+            run(py, view.write_bytes(bytes, &shape))
+        })
+    }
+
+    /// Replaces the attributes with a JSON object and writes the metadata (conditionally on
+    /// the version this handle read).
+    fn set_attributes_json(&self, py: Python<'_>, json: &str) -> PyResult<()> {
+        let attributes: zarrflow::serde_json::Map<String, zarrflow::serde_json::Value> =
+            zarrflow::serde_json::from_str(json)
+                .map_err(|e| errors::value_error(py, &format!("attributes: {e}")))?;
+        let mut array = self.array(py)?;
+        let updated = run(py, async move {
+            array
+                .update_attributes(|a| *a = attributes)
+                .await
+                .map(|()| array)
+        })?;
+        *self.lock() = (std::process::id(), updated);
+        Ok(())
+    }
+
+    /// A batch of writes to this array.
+    fn batch(&self, py: Python<'_>) -> PyResult<RawBatch> {
+        Ok(RawBatch::new(self.array(py)?))
+    }
+}

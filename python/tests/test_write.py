@@ -1,0 +1,165 @@
+"""Arrays created and written by zarrflow, read back by zarr-python and TensorStore; every
+numeric data type; fill values, attributes, dimension names, codecs; batches; dtype
+checks on values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorstore as ts
+import zarr
+
+import zarrflow
+
+DTYPES = [
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128",
+]
+
+
+def values_of(dtype: str, shape) -> np.ndarray:
+    rng = np.random.default_rng(11)
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.random(shape) < 0.5
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return rng.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True)
+    if dt.kind == "f":
+        return rng.standard_normal(shape).astype(dt)
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
+
+
+def tensorstore_read(path: str) -> np.ndarray:
+    store = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": path}}).result()
+    return store.read().result()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("sharded", [True, False], ids=["sharded", "unsharded"])
+def test_every_dtype_written_reads_back_in_zarr_python_and_tensorstore(tmp_url, dtype, sharded):
+    url = tmp_url(dtype)
+    shape = (13, 11)
+    layout = dict(shards=(8, 6), chunks=(4, 3)) if sharded else dict(chunks=(5, 4))
+    a = zarrflow.create(url, shape=shape, dtype=dtype, **layout)
+    ref = values_of(dtype, shape)
+    a[...] = ref
+    a[2:9:3, ::-4] = ref[:3, :3]
+    ref[2:9:3, ::-4] = ref[:3, :3]
+    assert a.dtype == np.dtype(dtype)
+    assert np.array_equal(a[...], ref)
+    assert np.array_equal(zarr.open_array(url, mode="r")[...], ref)
+    assert np.array_equal(tensorstore_read(url), ref)
+
+
+def test_metadata_round_trips_through_zarr_python(tmp_url):
+    url = tmp_url()
+    a = zarrflow.create(
+        url, shape=(40, 30), dtype="float32", shards=(20, 30), chunks=(10, 10), codec="blosc:lz4:5",
+        fill_value=np.nan, dimension_names=("y", "x"), attributes={"units": "K", "n": [1, 2]},
+    )
+    assert (a.shape, a.shards, a.chunks, a.ndim, a.size, a.nbytes) == ((40, 30), (20, 30), (10, 10), 2, 1200, 4800)
+    assert np.isnan(a.fill_value) and a.dimension_names == ("y", "x")
+    z = zarr.open_array(url, mode="r")
+    assert z.shards == (20, 30) and z.chunks == (10, 10)
+    assert np.isnan(z.fill_value) and tuple(z.metadata.dimension_names) == ("y", "x")
+    assert dict(z.attrs) == {"units": "K", "n": [1, 2]}
+    assert np.isnan(a[...]).all()
+    a.attrs["title"] = "t"
+    a.attrs.update(more=1)
+    del a.attrs["n"]
+    assert dict(zarr.open_array(url, mode="r").attrs) == {"units": "K", "title": "t", "more": 1}
+    assert zarrflow.open(url).attrs.asdict() == {"units": "K", "title": "t", "more": 1}
+
+
+@pytest.mark.parametrize("codec", ["zstd", "zstd:3", "gzip:1", "blosc", "blosc:zlib:9", "none"])
+def test_codecs_are_readable_by_zarr_python(tmp_url, codec):
+    url = tmp_url()
+    a = zarrflow.create(url, shape=(50,), dtype="uint16", shards=(25,), chunks=(5,), codec=codec)
+    a[:] = np.arange(50, dtype=np.uint16)
+    assert np.array_equal(zarr.open_array(url, mode="r")[:], np.arange(50))
+
+
+def test_zarr_python_writes_are_read_by_zarrflow_and_the_other_way(tmp_url):
+    url = tmp_url()
+    z = zarr.create_array(url, shape=(20, 20), dtype="int64", chunks=(5, 5), shards=(10, 10))
+    z[...] = np.arange(400).reshape(20, 20)
+    a = zarrflow.open(url, mode="r+")
+    assert np.array_equal(a[...], np.arange(400).reshape(20, 20))
+    a[3:17, 4] = -1
+    ref = np.arange(400).reshape(20, 20)
+    ref[3:17, 4] = -1
+    assert np.array_equal(zarr.open_array(url, mode="r")[...], ref)
+
+
+def test_batch_commits_on_exit_and_writes_nothing_on_an_exception(tmp_url):
+    url = tmp_url()
+    a = zarrflow.create(url, shape=(64,), dtype="uint8", shards=(32,), chunks=(8,))
+    with a.batch() as b:
+        for i in range(64):
+            b[i] = i
+        b.oindex[[0, 1]] = 200
+        b.vindex[[2]] = 201
+        assert len(b) == 66
+        assert not a[...].any()  # nothing written before the commit
+    ref = np.arange(64, dtype=np.uint8)
+    ref[[0, 1]] = 200
+    ref[2] = 201
+    assert np.array_equal(zarr.open_array(url, mode="r")[:], ref)
+    with pytest.raises(RuntimeError):
+        with a.batch() as b:
+            b[:] = 0
+            raise RuntimeError("abandon")
+    assert np.array_equal(a[:], ref)
+    b = a.batch()
+    b.commit()
+    with pytest.raises(ValueError):
+        b.commit()
+
+
+def test_open_modes(tmp_url):
+    url = tmp_url()
+    with pytest.raises(FileNotFoundError):
+        zarrflow.open(url, mode="r+")
+    g = zarrflow.open(url, mode="a")  # creates an empty group
+    assert isinstance(g, zarrflow.Group) and g.keys() == []
+    a = zarrflow.open(url + "/arr", mode="w", shape=(4,), dtype="int8")
+    a[:] = 3
+    assert zarrflow.open(url).keys() == ["arr"]
+    assert isinstance(zarrflow.open(url)["arr"], zarrflow.Array)
+    assert zarrflow.open(url + "/arr", mode="a", shape=(4,), dtype="int8")[0] == 3  # exists: opened
+    g = zarrflow.open(url, mode="w")  # replaces the hierarchy by an empty group
+    assert g.keys() == []
+
+
+@pytest.mark.parametrize(
+    "dtype,value",
+    [
+        ("uint8", 300),
+        ("uint8", -1),
+        ("int8", np.array([1, 200])),
+        ("int32", 1.5),
+        ("int32", np.array([1.0, np.nan])),
+        ("int8", 128.0),
+        ("float32", 1e300),
+        ("float64", 1j),
+        ("bool", 1),
+        ("uint16", "x"),
+    ],
+)
+def test_values_that_cannot_be_written_exactly_are_value_errors(tmp_url, dtype, value):
+    a = zarrflow.create(tmp_url(), shape=(2,), dtype=dtype)
+    with pytest.raises(ValueError):
+        a[:] = value
+    assert not np.asarray(a[:]).any()
+
+
+def test_values_that_fit_are_cast(tmp_url):
+    a = zarrflow.create(tmp_url(), shape=(3,), dtype="uint8")
+    a[:] = np.array([1, 2, 255], dtype=np.int64)
+    a[1] = 2.0  # a whole float is the integer it is
+    b = zarrflow.create(tmp_url(), shape=(2,), dtype="float32")
+    b[:] = [0.5, 2]
+    c = zarrflow.create(tmp_url(), shape=(2,), dtype="complex64", fill_value=1 + 2j)
+    assert c.fill_value == np.complex64(1 + 2j)
+    assert list(a[:]) == [1, 2, 255] and list(b[:]) == [0.5, 2.0] and list(c[:]) == [1 + 2j] * 2

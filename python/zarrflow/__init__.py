@@ -1,0 +1,725 @@
+"""zarrflow: Zarr v3 arrays, sharded or not, as NumPy arrays.
+
+Reads and writes run in zarrflow's Rust engine (planned per shard, coalesced requests,
+values decoded straight into the NumPy result) with the GIL released. Stores are given by
+URL: a path, ``file://``, ``memory://name``, ``s3://bucket/key``, ``gs://``, ``az://``,
+``http(s)://`` (read-only).
+
+>>> import numpy as np, zarrflow
+>>> a = zarrflow.create("memory://doc/t", shape=(100, 200), dtype="float32",
+...                     shards=(50, 100), chunks=(10, 20))
+>>> a[10:20] = 1.5
+>>> a[5:30:5, ::50].shape
+(5, 4)
+>>> float(a.vindex[[12, 99], [3, 7]].sum())
+1.5
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, MutableMapping
+from typing import Any
+
+import numpy as np
+
+from . import _zarrflow
+from ._errors import (
+    ConflictError,
+    CorruptDataError,
+    InternalError,
+    InvalidUrlError,
+    InvalidValueError,
+    MetadataError,
+    NodeExistsError,
+    NodeNotFoundError,
+    NodeTypeError,
+    OutOfBoundsError,
+    ReadOnlyError,
+    SelectionError,
+    SelectionTooLargeError,
+    StoreError,
+    ZarrflowError,
+)
+
+__all__ = [
+    "Array",
+    "Attributes",
+    "Batch",
+    "ConflictError",
+    "CorruptDataError",
+    "Group",
+    "InternalError",
+    "InvalidUrlError",
+    "InvalidValueError",
+    "MetadataError",
+    "NodeExistsError",
+    "NodeNotFoundError",
+    "NodeTypeError",
+    "OutOfBoundsError",
+    "ReadOnlyError",
+    "SelectionError",
+    "SelectionTooLargeError",
+    "StoreError",
+    "ZarrflowError",
+    "create",
+    "open",
+]
+
+__version__ = "0.1.0"
+
+_MODES = ("r", "r+", "a", "w")
+_CREATE_KEYS = (
+    "shape",
+    "dtype",
+    "chunks",
+    "shards",
+    "codec",
+    "fill_value",
+    "dimension_names",
+    "attributes",
+)
+
+
+# ---------------------------------------------------------------------------------------
+# data types
+
+
+def _numpy_dtype(name: str) -> np.dtype:
+    """The NumPy dtype of a Zarr data type name (``r<bits>`` is a void type)."""
+    if name.startswith("r") and name[1:].isdigit():
+        return np.dtype(f"V{int(name[1:]) // 8}")
+    return np.dtype(name)
+
+
+def _zarr_data_type(dtype: Any) -> str:
+    """The Zarr data type name of a NumPy dtype-like (``"float32"``, ``np.uint8``, ``"r16"``)."""
+    if isinstance(dtype, str) and dtype.startswith("r") and dtype[1:].isdigit():
+        return dtype
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as e:
+        raise InvalidValueError(f"{dtype!r} is not a data type: {e}") from None
+    if dt.kind == "V" and dt.fields is None and dt.subdtype is None:
+        return f"r{dt.itemsize * 8}"
+    if dt.kind in "biufc" and dt.name in _NAMED:
+        return dt.name
+    raise InvalidValueError(
+        f"data type {dt} is not supported (bool, int8..int64, uint8..uint64, float16, "
+        "float32, float64, complex64, complex128, or raw bytes r<bits>)"
+    )
+
+
+_NAMED = {
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+}
+
+
+def _cast(value: Any, dtype: np.dtype) -> np.ndarray:
+    """``value`` as a C-contiguous array of ``dtype``; refuses casts that would change values
+    silently (fractional floats into integers, complex into reals, integers out of range,
+    finite floats that overflow), as the CLI refuses such ``--value`` s."""
+    try:
+        arr = np.asarray(value)
+    except Exception as e:  # noqa: BLE001 - any conversion failure is a bad value
+        raise InvalidValueError(f"cannot use {_short(value)} as values: {e}") from None
+    if arr.dtype == dtype:
+        return np.ascontiguousarray(arr)
+    src, dst = arr.dtype, dtype
+    refuse = InvalidValueError(
+        f"values of dtype {src} cannot be written to an array of dtype {dst} "
+        f"without changing them (cast them first, e.g. values.astype({dst.name!r}))"
+    )
+    if dst.kind == "V":
+        if src.kind == "V" and src.itemsize == dst.itemsize:
+            return np.ascontiguousarray(arr.view(dst))
+        raise refuse
+    if src.kind not in "biufc":
+        raise refuse
+    if dst.kind == "b":
+        if src.kind != "b":
+            raise refuse
+    elif dst.kind in "iu":
+        if src.kind == "f":
+            # floats that are whole numbers are written as the integers they are
+            if arr.size and not (np.isfinite(arr).all() and (arr == np.trunc(arr)).all()):
+                raise refuse
+        elif src.kind not in "biu":
+            raise refuse
+        if arr.size and src.kind != "b":
+            info = np.iinfo(dst)
+            lo, hi = arr.min(), arr.max()
+            if int(lo) < info.min or int(hi) > info.max:
+                raise InvalidValueError(
+                    f"values from {lo} to {hi} do not fit in {dst} ({info.min}..{info.max})"
+                )
+    elif dst.kind == "f":
+        if src.kind == "c":
+            raise refuse
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.ascontiguousarray(arr.astype(dst))
+    if dst.kind in "fc" and src.kind in "fc" and arr.size:
+        finite_before = np.isfinite(arr)
+        if np.any(finite_before & ~np.isfinite(out)):
+            raise InvalidValueError(f"values beyond the largest finite {dst} ({_short(value)})")
+    return out
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 64 else text[:64] + "…"
+
+
+def _has_ellipsis(key: Any) -> bool:
+    return key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
+
+
+# ---------------------------------------------------------------------------------------
+# attributes
+
+
+class Attributes(MutableMapping):
+    """A node's user attributes (``zarr.json``'s ``attributes``), JSON values. Setting or
+    deleting a key writes the metadata at once (conditionally on the version read: a
+    concurrent change is :class:`ConflictError`); :meth:`update` writes once for many."""
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+
+    def _load(self) -> dict:
+        return json.loads(self._raw.attributes_json)
+
+    def _store(self, attributes: dict) -> None:
+        try:
+            text = json.dumps(attributes, allow_nan=True)
+        except (TypeError, ValueError) as e:
+            raise InvalidValueError(f"attributes must be JSON values: {e}") from None
+        self._raw.set_attributes_json(text)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._load()[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        attributes = self._load()
+        attributes[key] = value
+        self._store(attributes)
+
+    def __delitem__(self, key: str) -> None:
+        attributes = self._load()
+        del attributes[key]
+        self._store(attributes)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._load())
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        """Sets many attributes with one metadata write."""
+        attributes = self._load()
+        attributes.update(*args, **kwargs)
+        self._store(attributes)
+
+    def asdict(self) -> dict:
+        """A copy of the attributes as a plain dict."""
+        return self._load()
+
+    def __repr__(self) -> str:
+        return f"Attributes({self._load()!r})"
+
+
+# ---------------------------------------------------------------------------------------
+# arrays
+
+
+class _Indexer:
+    """``a.oindex`` / ``a.vindex`` (and a batch's): ``[key]`` reads, ``[key] = v`` writes."""
+
+    def __init__(self, target: Any, mode: str) -> None:
+        self._target = target
+        self._mode = mode
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._target._read(key, self._mode)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._target._write(key, self._mode, value)
+
+
+class Array:
+    """An opened Zarr v3 array (from :func:`open` or :func:`create`).
+
+    ``a[key]`` reads with NumPy semantics (integers, slices with any step, negative indices,
+    ``...``, ``None``; integer and boolean arrays as NumPy advanced indexing) and returns a
+    NumPy array (a NumPy scalar when every dimension is indexed by an integer);
+    ``a.oindex[key]`` is outer indexing (each index array along its own dimension),
+    ``a.vindex[key]`` vectorized (points). ``a[key] = values`` writes in the same three modes,
+    values broadcast NumPy-style. Handles pickle (they re-open from URL, mode and options)
+    and are safe to share between threads.
+    """
+
+    def __init__(self, raw: Any, mode: str, options: dict) -> None:
+        self._raw = raw
+        self._mode = mode
+        self._options = dict(options)
+        self._dtype = _numpy_dtype(raw.data_type)
+
+    # -- metadata -------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """The URL the array was opened at."""
+        return self._raw.url
+
+    @property
+    def mode(self) -> str:
+        """The mode it was opened in."""
+        return self._mode
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape."""
+        return tuple(self._raw.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The NumPy data type (``r<bits>`` arrays: a void type of that many bytes)."""
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return len(self._raw.shape)
+
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+        return int(np.prod(self.shape, dtype=object))
+
+    @property
+    def nbytes(self) -> int:
+        """The size in bytes of the whole array, decoded."""
+        return self.size * self._dtype.itemsize
+
+    @property
+    def chunks(self) -> tuple[int, ...] | None:
+        """The read chunk shape: the inner chunks when sharded, else the chunks (``None``
+        for a rectilinear grid without sharding)."""
+        c = self._raw.chunk_shape
+        return None if c is None else tuple(c)
+
+    @property
+    def shards(self) -> tuple[int, ...] | None:
+        """The shard shape, or ``None`` when the array is not sharded."""
+        s = self._raw.shard_shape
+        return None if s is None else tuple(s)
+
+    @property
+    def write_chunks(self) -> tuple[int, ...] | None:
+        """The unit of writes: the shard shape when sharded, else the chunk shape."""
+        s = self._raw.outer_chunk_shape
+        return None if s is None else tuple(s)
+
+    @property
+    def fill_value(self) -> Any:
+        """The fill value, as a NumPy scalar of the array's dtype (exact: NaN payloads kept)."""
+        return np.frombuffer(self._raw.fill_value_bytes, dtype=self._dtype)[0]
+
+    @property
+    def dimension_names(self) -> tuple[str | None, ...] | None:
+        """One name (or ``None``) per dimension, or ``None`` when the metadata has none."""
+        names = self._raw.dimension_names
+        return None if names is None else tuple(names)
+
+    @property
+    def codecs(self) -> list[dict]:
+        """The codec chain (canonical JSON form)."""
+        return json.loads(self._raw.codecs_json)
+
+    @property
+    def attrs(self) -> Attributes:
+        """The user attributes (writes go to the store at once)."""
+        return Attributes(self._raw)
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the store was opened read-only."""
+        return self._raw.read_only
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        layout = f"shards={self.shards}, chunks={self.chunks}" if self.shards else f"chunks={self.chunks}"
+        return f"<zarrflow.Array {self.url!r} shape={self.shape} dtype={self._dtype} {layout}>"
+
+    # -- reads and writes -----------------------------------------------------------------
+
+    def _read(self, key: Any, mode: str) -> Any:
+        out = self._raw.read(key, mode, self._dtype)
+        if out.ndim == 0 and not _has_ellipsis(key):
+            return out[()]
+        return out
+
+    def _write(self, key: Any, mode: str, value: Any) -> None:
+        self._raw.write(key, mode, _cast(value, self._dtype))
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._read(key, "numpy")
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._write(key, "numpy", value)
+
+    @property
+    def oindex(self) -> _Indexer:
+        """Outer (orthogonal) indexing: ``a.oindex[[0, 2], 1:5]``, ``a.oindex[mask, :] = 0``."""
+        return _Indexer(self, "oindex")
+
+    @property
+    def vindex(self) -> _Indexer:
+        """Vectorized indexing (points): ``a.vindex[[0, 2], [5, 7]]``."""
+        return _Indexer(self, "vindex")
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        out = self._raw.read(Ellipsis, "numpy", self._dtype)
+        return out if dtype is None else out.astype(dtype)
+
+    def read(self) -> np.ndarray:
+        """The whole array as a NumPy array."""
+        return self._raw.read(Ellipsis, "numpy", self._dtype)
+
+    def batch(self) -> Batch:
+        """A batch of writes touching each shard once, committed on leaving a ``with``:
+
+        >>> a = zarrflow.create("memory://doc/b", shape=(64,), dtype="uint8", shards=(64,), chunks=(8,))
+        >>> with a.batch() as b:
+        ...     for i in range(64):
+        ...         b[i] = i
+        >>> int(a[63])
+        63
+        """
+        return Batch(self)
+
+    # -- pickling -------------------------------------------------------------------------
+
+    def __reduce__(self) -> tuple:
+        mode = "r" if self._mode == "r" else "r+"
+        return (_reopen_array, (self.url, mode, self._options))
+
+    def __dask_tokenize__(self) -> tuple:
+        return ("zarrflow.Array", self.url, self.shape, str(self._dtype), self._raw.codecs_json)
+
+
+def _reopen_array(url: str, mode: str, options: dict) -> Array:
+    node = open(url, mode=mode, **options)
+    if not isinstance(node, Array):
+        raise NodeTypeError(f"{url} is no longer an array", url)
+    return node
+
+
+class Batch:
+    """Writes staged in memory and applied together: each touched shard is read (if needed)
+    once and written once. As a context manager it commits on a normal exit and writes
+    nothing when the block raises. ``b[key] = v``, ``b.oindex[key] = v``,
+    ``b.vindex[key] = v`` stage writes as the array's own assignments do."""
+
+    def __init__(self, array: Array) -> None:
+        self._array = array
+        self._raw = array._raw.batch()
+
+    def _write(self, key: Any, mode: str, value: Any) -> None:
+        self._raw.stage(key, mode, _cast(value, self._array.dtype))
+
+    def _read(self, key: Any, mode: str) -> Any:
+        raise TypeError("a batch only stages writes; read from the array")
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._write(key, "numpy", value)
+
+    @property
+    def oindex(self) -> _Indexer:
+        """Stages outer-indexed writes."""
+        return _Indexer(self, "oindex")
+
+    @property
+    def vindex(self) -> _Indexer:
+        """Stages vectorized (point) writes."""
+        return _Indexer(self, "vindex")
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def commit(self) -> None:
+        """Applies the staged writes (once; a second commit is an error)."""
+        self._raw.commit()
+
+    def discard(self) -> None:
+        """Drops the staged writes."""
+        self._raw.discard()
+
+    def __enter__(self) -> Batch:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.discard()
+
+
+# ---------------------------------------------------------------------------------------
+# groups
+
+
+class Group:
+    """An opened group: ``g[name]`` (a child array or group; ``"a/b"`` walks down),
+    ``keys()``, ``attrs``, ``tree()``. A missing member is ``KeyError``."""
+
+    def __init__(self, raw: Any, mode: str, options: dict) -> None:
+        self._raw = raw
+        self._mode = mode
+        self._options = dict(options)
+
+    @property
+    def url(self) -> str:
+        """The URL the group was opened at."""
+        return self._raw.url
+
+    @property
+    def attrs(self) -> Attributes:
+        """The user attributes (writes go to the store at once)."""
+        return Attributes(self._raw)
+
+    def _children(self) -> list[tuple[str, str]]:
+        return self._raw.children()
+
+    def keys(self) -> list[str]:
+        """The children's names, sorted."""
+        return [name for name, _ in self._children()]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return len(self._children())
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        try:
+            self[name]
+        except KeyError:
+            return False
+        return True
+
+    def items(self) -> list[tuple[str, Array | Group]]:
+        """``(name, child)`` pairs."""
+        return [(name, self[name]) for name in self.keys()]
+
+    def arrays(self) -> list[tuple[str, Array]]:
+        """The child arrays."""
+        return [(n, self[n]) for n, kind in self._children() if kind == "array"]  # type: ignore[misc]
+
+    def groups(self) -> list[tuple[str, Group]]:
+        """The child groups."""
+        return [(n, self[n]) for n, kind in self._children() if kind == "group"]  # type: ignore[misc]
+
+    def __getitem__(self, name: str) -> Array | Group:
+        if not isinstance(name, str):
+            raise KeyError(name)
+        node: Array | Group = self
+        for part in name.strip("/").split("/"):
+            if not isinstance(node, Group):
+                raise KeyError(name)
+            try:
+                url = node._raw.child_url(part)
+            except InvalidValueError:
+                raise KeyError(name) from None
+            try:
+                node = open(url, mode="r" if self._mode == "r" else "r+", **self._options)
+            except NodeNotFoundError:
+                raise KeyError(name) from None
+        return node
+
+    def tree(self) -> str:
+        """The hierarchy under this group, one node a line (as ``zarrflow tree`` prints it)."""
+        lines = ["/"]
+
+        def walk(group: Group, prefix: str) -> None:
+            children = group.items()
+            for i, (name, child) in enumerate(children):
+                last = i == len(children) - 1
+                branch = "└── " if last else "├── "
+                if isinstance(child, Array):
+                    layout = f"shards {child.shards} chunks {child.chunks}" if child.shards else f"chunks {child.chunks}"
+                    lines.append(f"{prefix}{branch}{name} {child.shape} {child.dtype} {layout}")
+                else:
+                    lines.append(f"{prefix}{branch}{name}")
+                    walk(child, prefix + ("    " if last else "│   "))
+
+        walk(self, "")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<zarrflow.Group {self.url!r}>"
+
+    def __reduce__(self) -> tuple:
+        mode = "r" if self._mode == "r" else "r+"
+        return (_reopen_group, (self.url, mode, self._options))
+
+
+def _reopen_group(url: str, mode: str, options: dict) -> Group:
+    node = open(url, mode=mode, **options)
+    if not isinstance(node, Group):
+        raise NodeTypeError(f"{url} is no longer a group", url)
+    return node
+
+
+# ---------------------------------------------------------------------------------------
+# entry points
+
+
+def open(url: str, mode: str = "r", **store_options: Any) -> Array | Group:  # noqa: A001
+    """Opens the array or group at ``url``.
+
+    Modes, as in zarr-python: ``"r"`` read-only; ``"r+"`` read and write, the node must
+    exist; ``"a"`` read and write, an empty group is created when nothing is there; ``"w"``
+    creates an empty group, replacing whatever is there. With ``shape=`` and ``dtype=``
+    (and the other arguments of :func:`create`), ``"w"`` creates an array instead and
+    ``"a"`` creates it when missing.
+
+    Other keywords are store and execution options: ``request_concurrency``,
+    ``decode_threads``, ``index_cache_bytes``, ``verify_checksums``, ``store_empty_chunks``,
+    ``max_metadata_bytes``, ``concurrency``, ``suffix_requests``, ``fsync``,
+    ``max_retries``, ``retry_timeout`` (seconds), ``coalesce_max_gap``,
+    ``coalesce_max_request_bytes``; any other is passed to the object store
+    (``aws_endpoint="http://127.0.0.1:9000"``, ``aws_allow_http=True``, ``aws_region=...``).
+
+    Example::
+
+        >>> import zarrflow
+        >>> a = zarrflow.create("memory://doc/open", shape=(4, 4), dtype="int32")
+        >>> a[1] = 7
+        >>> zarrflow.open("memory://doc/open")[1, :2]
+        array([7, 7], dtype=int32)
+
+    Raises :class:`NodeNotFoundError` (a ``FileNotFoundError``) when there is no node,
+    :class:`StoreError` (an ``OSError``, with ``.url``) when the store fails.
+    """
+    if mode not in _MODES:
+        raise InvalidValueError(f"mode {mode!r} is not one of 'r', 'r+', 'a', 'w'")
+    create_args = {k: store_options.pop(k) for k in _CREATE_KEYS if k in store_options}
+    if create_args and mode in ("r", "r+"):
+        raise InvalidValueError(f"{', '.join(create_args)} given with mode {mode!r}, which creates nothing")
+    if create_args and mode == "w":
+        return create(url, overwrite=True, **create_args, **store_options)
+    if mode == "w":
+        raw = _zarrflow.create_group(url, None, True, **store_options)
+        return Group(raw, mode, store_options)
+    try:
+        kind, raw = _zarrflow.open_node(url, mode == "r", **store_options)
+    except NodeNotFoundError:
+        if mode != "a":
+            raise
+        if create_args:
+            return create(url, **create_args, **store_options)
+        raw = _zarrflow.create_group(url, None, False, **store_options)
+        return Group(raw, mode, store_options)
+    if kind == "array":
+        return Array(raw, mode, store_options)
+    return Group(raw, mode, store_options)
+
+
+def create(
+    url: str,
+    shape: Any,
+    dtype: Any,
+    chunks: Any = None,
+    shards: Any = None,
+    codec: str = "zstd",
+    fill_value: Any = None,
+    dimension_names: Any = None,
+    attributes: dict | None = None,
+    zarr_format: int = 3,
+    overwrite: bool = False,
+    **store_options: Any,
+) -> Array:
+    """Creates an array at ``url`` and opens it for reading and writing.
+
+    ``chunks`` is the inner (read) chunk shape when ``shards`` is given, else the chunk
+    shape; without either the array is one chunk; ``shards`` without ``chunks`` makes one
+    inner chunk per shard. ``codec``: ``"zstd[:LEVEL]"`` (default), ``"gzip[:LEVEL]"``,
+    ``"blosc[:CNAME[:LEVEL]]"`` or ``"none"``. ``fill_value`` must be representable in
+    ``dtype`` (default: 0, ``False`` or NaN, as zarr-python). An existing node is
+    :class:`NodeExistsError` unless ``overwrite=True``, which deletes it whole first.
+    Store options as in :func:`open`.
+
+    >>> import zarrflow
+    >>> a = zarrflow.create("memory://doc/create", shape=(100, 200), dtype="float32",
+    ...                     shards=(50, 100), chunks=(10, 20), dimension_names=("y", "x"),
+    ...                     attributes={"units": "K"})
+    >>> a.shards, a.chunks, a.attrs["units"]
+    ((50, 100), (10, 20), 'K')
+    """
+    if zarr_format != 3:
+        raise InvalidValueError("zarrflow writes Zarr format 3 only (zarr_format=3)")
+    data_type = _zarr_data_type(dtype)
+    np_dtype = _numpy_dtype(data_type)
+    shape = _shape(shape, "shape")
+    fill = None
+    if fill_value is not None:
+        fill = _cast(fill_value, np_dtype)
+        if fill.size != 1:
+            raise InvalidValueError(f"fill_value must be one value, not {_short(fill_value)}")
+        fill = fill.reshape(()).tobytes()
+    names = None
+    if dimension_names is not None:
+        names = [None if n is None else str(n) for n in dimension_names]
+    attributes_json = None
+    if attributes is not None:
+        try:
+            attributes_json = json.dumps(dict(attributes), allow_nan=True)
+        except (TypeError, ValueError) as e:
+            raise InvalidValueError(f"attributes must be JSON values: {e}") from None
+    raw = _zarrflow.create_array(
+        url,
+        shape,
+        data_type,
+        None if chunks is None else _shape(chunks, "chunks"),
+        None if shards is None else _shape(shards, "shards"),
+        codec,
+        fill,
+        names,
+        attributes_json,
+        overwrite,
+        **store_options,
+    )
+    return Array(raw, "r+", store_options)
+
+
+def _shape(value: Any, what: str) -> list[int]:
+    if isinstance(value, (int, np.integer)):
+        value = (value,)
+    try:
+        out = [int(v) for v in value]
+    except (TypeError, ValueError):
+        raise InvalidValueError(f"{what} must be a sequence of integers, not {_short(value)}") from None
+    if any(v < 0 for v in out):
+        raise InvalidValueError(f"{what} must not be negative: {out}")
+    return out
