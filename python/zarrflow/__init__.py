@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _zarrflow
+from . import _errors, _zarrflow
 from ._errors import (
     ConflictError,
     CorruptDataError,
@@ -46,24 +46,10 @@ __all__ = [
     "Array",
     "Attributes",
     "Batch",
-    "ConflictError",
-    "CorruptDataError",
     "Group",
-    "InternalError",
-    "InvalidUrlError",
-    "InvalidValueError",
-    "MetadataError",
-    "NodeExistsError",
-    "NodeNotFoundError",
-    "NodeTypeError",
-    "OutOfBoundsError",
-    "ReadOnlyError",
-    "SelectionError",
-    "SelectionTooLargeError",
-    "StoreError",
-    "ZarrflowError",
     "create",
     "open",
+    *_errors.__all__,
 ]
 
 __version__ = "0.1.0"

@@ -521,35 +521,30 @@ pub(super) async fn fetch_versioned(
     shape: Option<&[u64]>,
 ) -> Result<Option<(Bytes, crate::store::ObjectVersion)>> {
     let meta = shared.node.metadata();
-    let check = |size: u64, shape: &[u64]| {
-        meta.codecs().check_stored_size(
-            size,
+    let bounds = match shape {
+        Some(shape) => Some(meta.codecs().stored_bounds(
             shape,
             meta.data_type(),
             meta.fill_value(),
             key.as_str(),
-        )
-    };
-    let max = match shape {
-        Some(shape) => meta
-            .codecs()
-            .max_stored_size(shape, meta.data_type(), meta.fill_value())?,
+        )?),
         None => None,
     };
+    let max = bounds.as_ref().and_then(|b| b.max());
     let object = match shared.node.store().get_object_within(key, max).await {
         Ok(object) => object,
         Err(e) if e.is_not_found() => return Ok(None),
         // refused from its announced size: the codec layer's own error for that size
         Err(e @ StoreError::TooLarge { .. }) => {
-            if let (StoreError::TooLarge { size, .. }, Some(shape)) = (&e, shape) {
-                check(*size, shape)?;
+            if let (StoreError::TooLarge { size, .. }, Some(b)) = (&e, &bounds) {
+                b.check(*size, key.as_str())?;
             }
             return Err(e.into());
         }
         Err(e) => return Err(e.into()),
     };
-    if let Some(shape) = shape {
-        check(object.size(), shape)?;
+    if let Some(b) = &bounds {
+        b.check(object.size(), key.as_str())?;
     }
     let version = object.version().clone();
     let size = object.size();

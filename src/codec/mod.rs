@@ -56,10 +56,38 @@ pub const MAX_SHARDING_DEPTH: usize = 16;
 /// The representations of one chunk through its codecs, outermost last: the array→array
 /// codecs' inputs, the array→bytes codec's input (`frame`), and the byte sizes — `bytes[0]`
 /// is the array→bytes output, `bytes[i + 1]` the output of bytes→bytes codec `i`.
+#[derive(Debug)]
 struct Representations {
     arrays: Vec<(Vec<NonZeroU64>, DataType, FillValue)>,
     frame: (Vec<NonZeroU64>, DataType, FillValue),
     bytes: Vec<BytesRepresentation>,
+}
+
+/// The sizes a stored object of one chunk shape may have
+/// ([`CodecPipeline::stored_bounds`]), worked out once for the limit a GET passes to the
+/// store and the check of the object it returns.
+#[derive(Debug)]
+pub struct StoredBounds<'a> {
+    pipeline: &'a CodecPipeline,
+    /// `None` for a chunk with no cells (nothing to bound).
+    reps: Option<Representations>,
+}
+
+impl StoredBounds<'_> {
+    /// [`CodecPipeline::max_stored_size`].
+    pub fn max(&self) -> Option<u64> {
+        self.reps
+            .as_ref()
+            .and_then(|reps| self.pipeline.stored_limit(reps))
+    }
+
+    /// [`CodecPipeline::check_stored_size`] of an object of `size` bytes at `key`.
+    pub fn check(&self, size: u64, key: &str) -> Result<(), CodecError> {
+        match &self.reps {
+            Some(reps) => self.pipeline.check_stored_reps(size, reps, key),
+            None => Ok(()),
+        }
+    }
 }
 
 /// The codec pipeline of a chunk (or of an inner chunk of a shard).
@@ -511,6 +539,25 @@ impl CodecPipeline {
         })
     }
 
+    /// What a stored object of a chunk of `shape` (at `key`, for errors) may be, worked
+    /// out once: [`StoredBounds::max`] and [`StoredBounds::check`] (a read asks for both).
+    pub fn stored_bounds(
+        &self,
+        shape: &[u64],
+        data_type: &DataType,
+        fill_value: &FillValue,
+        key: &str,
+    ) -> Result<StoredBounds<'_>, CodecError> {
+        let reps = match nz_shape(shape) {
+            Some(shape_nz) => Some(self.representations(&shape_nz, data_type, fill_value, key)?),
+            None => None,
+        };
+        Ok(StoredBounds {
+            pipeline: self,
+            reps,
+        })
+    }
+
     /// The most bytes a stored encoding of a chunk of `shape` can take (the chain's
     /// worst-case encoded size with [`bounds::with_slack`]; exact for fixed-size chains
     /// such as `bytes` alone). `None` when nothing bounds it: a shard stored without a
@@ -522,11 +569,9 @@ impl CodecPipeline {
         data_type: &DataType,
         fill_value: &FillValue,
     ) -> Result<Option<u64>, CodecError> {
-        let Some(shape_nz) = nz_shape(shape) else {
-            return Ok(None);
-        };
-        let reps = self.representations(&shape_nz, data_type, fill_value, "chunk")?;
-        Ok(self.stored_limit(&reps))
+        Ok(self
+            .stored_bounds(shape, data_type, fill_value, "chunk")?
+            .max())
     }
 
     /// The worst-case encoded size of a chunk of `shape` written compactly (shards without
@@ -566,11 +611,8 @@ impl CodecPipeline {
         fill_value: &FillValue,
         key: &str,
     ) -> Result<(), CodecError> {
-        let Some(shape_nz) = nz_shape(shape) else {
-            return Ok(());
-        };
-        let reps = self.representations(&shape_nz, data_type, fill_value, key)?;
-        self.check_stored_reps(size, &reps, key)
+        self.stored_bounds(shape, data_type, fill_value, key)?
+            .check(size, key)
     }
 
     fn check_stored_reps(
