@@ -32,6 +32,12 @@
 //! every request (GET, ranged GET, HEAD) sleeps 10 ms. Request counts are of one read with a
 //! cold shard-index cache (arrays are reopened before every timed call, outside the timing).
 //!
+//! TensorStore 0.1.86 (the pinned `.venv`; `benches/peers/tensorstore_peer.py`) reads the
+//! same local data in the same run, timed in-process (import and open excluded, no cache
+//! pool), its sums checked against zarrflow's; the last column is zarrflow's time over the
+//! best peer's (< 1: zarrflow faster). The 10 ms cases have no TensorStore time: its
+//! latency would need a delaying HTTP or S3 server, which this benchmark does not run.
+//!
 //! Peak memory: each library's read-all runs once in a child process (this binary re-executed
 //! with `--child-peak LIB DIR`), which reports `VmHWM` from `/proc/self/status`.
 
@@ -57,6 +63,9 @@ use zarrs::array::{
 use zarrs::filesystem::FilesystemStore;
 use zarrs::storage::{AsyncReadableStorageTraits, ReadableStorageTraits};
 use zarrs_object_store::AsyncObjectStore;
+
+#[path = "peers/tensorstore.rs"]
+mod tensorstore;
 
 const SHARD: u64 = 128;
 const INNER: u64 = 32;
@@ -269,6 +278,7 @@ fn main() {
             Some(counts),
         );
     }
+    table.add_tensorstore(tensorstore_reads(&dir, &cfg, &points));
     table.print();
 
     // ---------------------------------------------------------------- peak memory
@@ -288,6 +298,58 @@ fn main() {
         let text = String::from_utf8_lossy(&out.stdout);
         println!("  {lib:<18} {}", text.trim());
     }
+}
+
+// -------------------------------------------------------------------------- TensorStore
+
+/// TensorStore's local read-all, sub-box and gather times, their sums checked against the
+/// expected ones; `Err` says why TensorStore is not in this run.
+fn tensorstore_reads(
+    dir: &Path,
+    cfg: &Config,
+    points: &[Point],
+) -> Result<[Duration; 3], String> {
+    let pts_file = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
+    let flat: Vec<u8> = points.iter().flatten().flat_map(|c| c.to_le_bytes()).collect();
+    let ty = zarrflow::npy::NpyType::new(zarrflow::npy::NpyKind::UInt, 8).expect("u64");
+    zarrflow::npy::write_npy(
+        std::fs::File::create(pts_file.path()).map_err(|e| e.to_string())?,
+        ty,
+        &[points.len() as u64, 3],
+        &flat,
+    )
+    .map_err(|e| e.to_string())?;
+    let sub = cfg
+        .sub
+        .iter()
+        .map(|r| format!("{}:{}", r.start, r.end))
+        .collect::<Vec<_>>()
+        .join(",");
+    let out = tensorstore::run(&[
+        "read".into(),
+        dir.display().to_string(),
+        cfg.reps.to_string(),
+        sub,
+        pts_file.path().display().to_string(),
+    ])?;
+    let all = [0..cfg.n, 0..cfg.n, 0..cfg.n];
+    let gather: u64 = points.iter().map(|p| value(p[0], p[1], p[2]) as u64).sum();
+    let mut times = [Duration::ZERO; 3];
+    for (i, (case, expect)) in [
+        ("read all", checksum_box(&all)),
+        ("sub-box", checksum_box(&cfg.sub)),
+        ("gather", gather),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let v = &out[case];
+        if tensorstore::checksum(v) != Some(expect) {
+            return Err(format!("TensorStore's {case} sum {v} is not {expect}"));
+        }
+        times[i] = tensorstore::seconds(v).ok_or(format!("no time for {case}"))?;
+    }
+    Ok(times)
 }
 
 // -------------------------------------------------------------------------- data
@@ -706,12 +768,18 @@ type Counts = Vec<(&'static str, RequestCounts)>;
 #[derive(Default)]
 struct Table {
     rows: Vec<(String, String, [Duration; 4], Option<Counts>)>,
+    /// TensorStore's times of the first three (local) rows, or why it is missing.
+    tensorstore: Option<Result<[Duration; 3], String>>,
 }
 
 impl Table {
     /// `t`: zarrflow, zarrs sync, zarrs async single task, zarrs async spawned.
     fn row(&mut self, case: &str, store: &str, t: [Duration; 4], counts: Option<Counts>) {
         self.rows.push((case.into(), store.into(), t, counts));
+    }
+
+    fn add_tensorstore(&mut self, t: Result<[Duration; 3], String>) {
+        self.tensorstore = Some(t);
     }
 
     fn print(&self) {
@@ -759,6 +827,31 @@ impl Table {
                 ratio(t[0], t[2]),
                 ratio(t[0], t[3])
             );
+        }
+        println!();
+        match &self.tensorstore {
+            Some(Ok(ts)) => {
+                println!("against the best peer (local; TensorStore in-process, same data, same run):");
+                println!(
+                    "| {:<34} | {:>9} | {:>11} | {:>9} | {:>16} |",
+                    "case", "zarrflow", "TensorStore", "best zarrs", "zarrflow / best"
+                );
+                println!("|{}|", ["---"; 5].join("|"));
+                for ((case, _, t, _), ts) in self.rows.iter().zip(ts) {
+                    let zarrs = t[1..].iter().filter(|d| !d.is_zero()).min().copied();
+                    let best = zarrs.map_or(*ts, |z| z.min(*ts));
+                    println!(
+                        "| {:<34} | {:>9} | {:>11} | {:>9} | {:>15.2}x |",
+                        case,
+                        ms(t[0]),
+                        ms(*ts),
+                        zarrs.map_or("—".into(), ms),
+                        t[0].as_secs_f64() / best.as_secs_f64()
+                    );
+                }
+            }
+            Some(Err(why)) => println!("TensorStore is not in this run: {why}"),
+            None => {}
         }
         println!();
         println!("requests per read with 10 ms latency (one call, cold shard-index cache):");

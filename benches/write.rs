@@ -9,6 +9,12 @@
 //! 2. update one inner chunk inside a stored shard (zarrflow: one GET + one PUT, the other
 //!    inner chunks copied byte for byte; zarrs: full read-modify-write of the shard);
 //! 3. 100 small writes into one shard, with and without a zarrflow batch.
+//!
+//! TensorStore 0.1.86 (the pinned `.venv`, `benches/peers/tensorstore_peer.py`) writes the
+//! same cases into an array of the same layout in the same run (timed in-process, import
+//! and open excluded; its batch is a transaction); the closing table prints each case's
+//! zarrflow time over the best peer's (below 1 means zarrflow is faster). Without `.venv`
+//! the table says why TensorStore is missing.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,6 +27,9 @@ use zarrs::array::codec::{ShardingCodecBuilder, ZstdCodec};
 use zarrs::array::{ArrayBuilder, ArraySubset, data_type};
 use zarrs::filesystem::FilesystemStore;
 
+#[path = "peers/tensorstore.rs"]
+mod tensorstore;
+
 fn best<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
     let mut best = Duration::MAX;
     let mut last = None;
@@ -31,6 +40,14 @@ fn best<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
         last = Some(v);
     }
     (best, last.expect("at least one run"))
+}
+
+/// One case's times: zarrs, zarrflow, and the name of the TensorStore peer's case.
+struct Case {
+    name: &'static str,
+    zarrs: Duration,
+    ours: Duration,
+    peer_case: &'static str,
 }
 
 fn row(name: &str, zarrs: Duration, ours: Duration) {
@@ -118,6 +135,12 @@ fn main() {
             .expect("zarrflow write")
     });
     row("write whole array", tz, tf);
+    let mut cases = vec![Case {
+        name: "write whole array",
+        zarrs: tz,
+        ours: tf,
+        peer_case: "write whole",
+    }];
 
     // One inner chunk inside shard (1,1,1) (or (0,0,0) when small).
     let s0 = if small { 0 } else { shard };
@@ -153,6 +176,12 @@ fn main() {
             .expect("zarrflow update")
     });
     row("update one inner chunk inside a shard", tz, tf);
+    cases.push(Case {
+        name: "update one inner chunk inside a shard",
+        zarrs: tz,
+        ours: tf,
+        peer_case: "update one inner chunk",
+    });
 
     // 100 small writes (single cells) into one shard.
     let points: Vec<[u64; 3]> = (0..100u64)
@@ -190,6 +219,12 @@ fn main() {
         })
     });
     row("100 small writes into one shard (no batch)", tz, tf);
+    cases.push(Case {
+        name: "100 small writes into one shard (no batch)",
+        zarrs: tz,
+        ours: tf,
+        peer_case: "100 small writes",
+    });
     let (tb, _) = best(runs, || {
         let mut batch = ours.batch();
         for (i, v) in views.iter().enumerate() {
@@ -198,6 +233,12 @@ fn main() {
         rt.block_on(batch.commit()).expect("commit");
     });
     row("100 small writes into one shard (zarrflow batch)", tz, tb);
+    cases.push(Case {
+        name: "100 small writes into one shard (zarrflow batch)",
+        zarrs: tz,
+        ours: tb,
+        peer_case: "100 small writes (transaction)",
+    });
 
     // Both arrays hold the same values.
     let a: Vec<u16> = zarray.retrieve_array_subset(&all).expect("zarrs read");
@@ -210,4 +251,51 @@ fn main() {
         "both libraries hold the same data"
     );
     println!("check: both arrays hold identical values");
+
+    // TensorStore on the same cases, after zarrflow and zarrs (their rows above are unchanged).
+    let peer = tensorstore::run(&[
+        "write".into(),
+        dir.path().join("tensorstore").display().to_string(),
+        n.to_string(),
+        shard.to_string(),
+        inner.to_string(),
+        runs.to_string(),
+    ]);
+    if let Ok(p) = &peer {
+        let ours_sum: u64 = b.iter().map(|&v| v as u64).sum();
+        assert_eq!(
+            tensorstore::checksum(&p["sum"]),
+            Some(ours_sum),
+            "TensorStore's array holds the same values"
+        );
+        println!("check: TensorStore's array holds the same values");
+    }
+    print_table(&cases, &peer);
+}
+
+/// The closing table: every library's time and zarrflow's over the best peer's.
+fn print_table(cases: &[Case], peer: &Result<serde_json::Value, String>) {
+    let ms = |d: Option<Duration>| d.map_or("—".to_string(), |d| format!("{:.1}", d.as_secs_f64() * 1e3));
+    println!();
+    if let Err(why) = peer {
+        println!("TensorStore is not in this run: {why}");
+    }
+    println!("times in ms (best of N); last column: zarrflow time / best peer time (< 1: zarrflow faster)");
+    println!(
+        "| {:<48} | {:>9} | {:>9} | {:>11} | {:>16} |",
+        "case", "zarrflow", "zarrs", "TensorStore", "zarrflow / best"
+    );
+    println!("|{}|", ["---"; 5].join("|"));
+    for c in cases {
+        let ts = peer.as_ref().ok().and_then(|p| tensorstore::seconds(&p[c.peer_case]));
+        let best = ts.map_or(c.zarrs, |t| t.min(c.zarrs));
+        println!(
+            "| {:<48} | {:>9} | {:>9} | {:>11} | {:>15.2}x |",
+            c.name,
+            ms(Some(c.ours)),
+            ms(Some(c.zarrs)),
+            ms(ts),
+            c.ours.as_secs_f64() / best.as_secs_f64()
+        );
+    }
 }

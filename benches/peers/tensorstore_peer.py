@@ -1,0 +1,130 @@
+"""TensorStore as a peer in zarrflow's read and write benchmarks (benches/read.rs, write.rs).
+
+The Rust benchmark runs this script with the pinned environment's interpreter
+(`.venv/bin/python`, made by scripts/python-env.sh), on the same data, in the same run, and
+reads one JSON object from its standard output: the best time of each case in seconds and a
+checksum of each result, which the benchmark compares with its own. Import, open and data
+generation are outside the timings; TensorStore's cache pool is off (its default), as
+zarrflow's and zarrs' are.
+
+    python tensorstore_peer.py read DIR REPS SUB POINTS.npy
+        DIR: a zarr v3 array (written by zarrs); SUB: "z0:z1,y0:y1,x0:x1";
+        POINTS.npy: uint64 (count, 3) coordinates
+        -> {"read all": [s, sum], "sub-box": [s, sum], "gather": [s, sum]}
+    python tensorstore_peer.py write DIR N SHARD INNER REPS
+        writes a new array at DIR (sharded, zstd level 0 inner chunks, as zarrflow and zarrs
+        do) -> {"write whole": s, "update one inner chunk": s, "100 small writes": s,
+                "100 small writes (transaction)": s, "sum": final sum}
+"""
+
+import json
+import sys
+import time
+
+import numpy as np
+import tensorstore as ts
+
+
+def best(reps, f):
+    t_best, out = float("inf"), None
+    for _ in range(reps):
+        t = time.perf_counter()
+        out = f()
+        t_best = min(t_best, time.perf_counter() - t)
+    return t_best, out
+
+
+def read_cases(path, reps, sub, points_file):
+    arr = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": path}}).result()
+    box = tuple(slice(int(a), int(b)) for a, b in (r.split(":") for r in sub.split(",")))
+    pts = np.load(points_file)
+    cols = tuple(pts[:, i].astype(np.int64) for i in range(3))
+    out = {}
+    for name, view in (
+        ("read all", arr),
+        ("sub-box", arr[box]),
+        ("gather", arr.vindex[cols]),
+    ):
+        t, v = best(reps, lambda view=view: view.read().result())
+        out[name] = [t, int(v.astype(np.uint64).sum())]
+    return out
+
+
+def write_cases(path, n, shard, inner, reps):
+    spec = {
+        "driver": "zarr3",
+        "kvstore": {"driver": "file", "path": path},
+        "metadata": {
+            "shape": [n] * 3,
+            "data_type": "uint16",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [shard] * 3}},
+            "fill_value": 0,
+            "codecs": [
+                {
+                    "name": "sharding_indexed",
+                    "configuration": {
+                        "chunk_shape": [inner] * 3,
+                        "codecs": [
+                            {"name": "bytes", "configuration": {"endian": "little"}},
+                            {"name": "zstd", "configuration": {"level": 0, "checksum": False}},
+                        ],
+                        "index_codecs": [
+                            {"name": "bytes", "configuration": {"endian": "little"}},
+                            {"name": "crc32c"},
+                        ],
+                    },
+                }
+            ],
+        },
+        "create": True,
+        "delete_existing": True,
+    }
+    arr = ts.open(spec).result()
+    i0, i1, i2 = np.ogrid[0:n, 0:n, 0:n]
+    data = ((i0 + i1 * i1 // 32 + i2 * i2 * i2) % 65536).astype(np.uint16)
+    out = {}
+    out["write whole"], _ = best(reps, lambda: arr.write(data).result())
+    s0 = 0 if n == shard else shard
+    region = (
+        slice(s0 + inner, s0 + 2 * inner),
+        slice(s0 + inner, s0 + 2 * inner),
+        slice(s0, s0 + inner),
+    )
+    chunk = ((np.arange(inner**3) % 1000) + 7).astype(np.uint16).reshape((inner,) * 3)
+    out["update one inner chunk"], _ = best(reps + 2, lambda: arr[region].write(chunk).result())
+    points = [
+        (s0 + (i * 37) % shard, s0 + (i * 11) % shard, s0 + (i * 5) % shard) for i in range(100)
+    ]
+
+    def small():
+        for i, p in enumerate(points):
+            arr[p].write(np.uint16(i)).result()
+
+    def small_txn():
+        txn = ts.Transaction()
+        view = arr.with_transaction(txn)
+        for i, p in enumerate(points):
+            view[p].write(np.uint16(i)).result()
+        txn.commit_async().result()
+
+    out["100 small writes"], _ = best(reps, small)
+    out["100 small writes (transaction)"], _ = best(reps, small_txn)
+    out["sum"] = int(arr.read().result().astype(np.uint64).sum())
+    return out
+
+
+def main():
+    mode = sys.argv[1]
+    if mode == "read":
+        path, reps, sub, points = sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+        out = read_cases(path, reps, sub, points)
+    elif mode == "write":
+        path, n, shard, inner, reps = sys.argv[2], *map(int, sys.argv[3:7])
+        out = write_cases(path, n, shard, inner, reps)
+    else:
+        raise SystemExit(f"unknown mode {mode!r}")
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
