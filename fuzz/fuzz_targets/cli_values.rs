@@ -5,7 +5,8 @@
 //!
 //! The parsers live in the binary crate (`src/bin/zarrflow/parse.rs`), which a fuzz target
 //! cannot depend on; the file is compiled into this target as it is, with the binary's
-//! error type (`error.rs`) beside it, so the target always fuzzes the code the binary runs.
+//! error type (`error.rs`) and its bounded echoes of arguments (`quote.rs`) beside it, so
+//! the target always fuzzes the code the binary runs.
 #![no_main]
 
 #[path = "../../src/bin/zarrflow/error.rs"]
@@ -14,6 +15,9 @@ mod error;
 #[path = "../../src/bin/zarrflow/parse.rs"]
 #[allow(dead_code)]
 mod parse;
+#[path = "../../src/bin/zarrflow/quote.rs"]
+#[allow(dead_code)]
+mod quote;
 
 use libfuzzer_sys::fuzz_target;
 use zarrflow::metadata::ArraySpec;
