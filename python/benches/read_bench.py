@@ -1,0 +1,168 @@
+"""Python read benchmark: zarrflow's Python module against zarr-python 3.4.2, zarr-python
+with zarrs-python's codec pipeline and TensorStore 0.1.86, and against zarrflow's own Rust
+path, on the same data in the same run.
+
+Run it with ``scripts/python-bench.sh`` (it installs the module built in release mode into
+``.venv``, then runs this file with ``.venv/bin/python``).
+
+Data: the read benchmark's array (``benches/read.rs``): 512³ uint16 (256 MiB), shards 128³,
+inner chunks 32³, zstd level 0, written by zarrs into ``DATA/n512`` (``--data``, default a
+directory under the system's temporary directory, kept for the next run). The Rust path's
+times come from that benchmark's ``--profile`` mode (``cargo bench --bench read -- --profile
+CASE zarrflow REPS``), which also writes the data when it is missing.
+
+Cases (best of ``--reps``, each library opened once outside the timing, no caches):
+read all; the sub-box [100:300]³; 100,000 random points (the Rust benchmark's xorshift
+sequence, so both paths read the same points) through ``vindex``. Every result's sum is
+checked against zarrflow's. The table prints each time and zarrflow-Python's time over
+each other's (< 1: zarrflow-Python faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+N = 512
+SUB = (slice(100, 300),) * 3
+POINTS = 100_000
+SEED = 0x9E37_79B9_7F4A_7C15
+MASK = (1 << 64) - 1
+
+
+def random_points(count: int, n: int, seed: int) -> np.ndarray:
+    """benches/read.rs's `random_points`: xorshift64, three draws a point, each mod n."""
+    out = np.empty((count, 3), dtype=np.int64)
+    for i in range(count):
+        for j in range(3):
+            seed ^= (seed << 13) & MASK
+            seed ^= seed >> 7
+            seed ^= (seed << 17) & MASK
+            out[i, j] = seed % n
+    return out
+
+
+def best(reps: int, f):
+    t_best, out = float("inf"), None
+    for _ in range(reps):
+        t = time.perf_counter()
+        out = f()
+        t_best = min(t_best, time.perf_counter() - t)
+    return t_best, out
+
+
+def rust_path(data: pathlib.Path, reps: int) -> dict[str, float]:
+    """zarrflow's Rust times of the three cases (seconds), from the read benchmark's profile mode."""
+    times = {}
+    env = dict(os.environ, ZARRFLOW_BENCH_DATA=str(data))
+    for case, name in (("all", "read all"), ("sub", "sub-box"), ("gather", "gather")):
+        out = subprocess.run(
+            ["cargo", "bench", "--quiet", "--bench", "read", "--", "--profile", case, "zarrflow", str(reps)],
+            cwd=REPO,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        ms = [float(m) for m in re.findall(r": ([0-9.]+) ms", out)]
+        if not ms:
+            raise SystemExit(f"the Rust benchmark printed no times:\n{out}")
+        times[name] = min(ms) / 1e3
+    return times
+
+
+def cases(points: np.ndarray):
+    cols = tuple(points[:, i] for i in range(3))
+    return {"read all": (Ellipsis, False), "sub-box": (SUB, False), "gather": (cols, True)}
+
+
+def run_zarrflow(path: str, reps: int, points: np.ndarray) -> dict:
+    import zarrflow
+
+    a = zarrflow.open(path)
+    out = {}
+    for name, (key, points_key) in cases(points).items():
+        f = (lambda k=key: a.vindex[k]) if points_key else (lambda k=key: a[k])
+        out[name] = best(reps, f)
+    return out
+
+
+def run_zarr_python(path: str, reps: int, points: np.ndarray, pipeline: str | None) -> dict:
+    import zarr
+
+    config = {"codec_pipeline.path": pipeline} if pipeline else {}
+    with zarr.config.set(config):
+        a = zarr.open_array(path, mode="r")
+        out = {}
+        for name, (key, points_key) in cases(points).items():
+            f = (lambda k=key: a.vindex[k]) if points_key else (lambda k=key: a[k])
+            out[name] = best(reps, f)
+    return out
+
+
+def run_tensorstore(path: str, reps: int, points: np.ndarray) -> dict:
+    import tensorstore as ts
+
+    a = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": path}}).result()
+    out = {}
+    for name, (key, points_key) in cases(points).items():
+        view = a.vindex[key] if points_key else a[key]
+        out[name] = best(reps, lambda v=view: v.read().result())
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", default=os.path.join(tempfile.gettempdir(), "zarrflow-bench"))
+    parser.add_argument("--reps", type=int, default=5)
+    args = parser.parse_args()
+    data = pathlib.Path(args.data)
+    print("zarrflow Python read benchmark: 512³ uint16 (256 MiB), shards 128³, inner 32³, zstd 0;",
+          f"{os.cpu_count()} cores; best of {args.reps}", flush=True)
+    rust = rust_path(data, args.reps)
+    path = str(data / f"n{N}")
+    points = random_points(POINTS, N, SEED)
+    libs = {"zarrflow (Python)": run_zarrflow(path, args.reps, points)}
+    peers = {
+        "zarr-python 3.4.2": lambda: run_zarr_python(path, args.reps, points, None),
+        "zarr-python + zarrs": lambda: run_zarr_python(path, args.reps, points, "zarrs.ZarrsCodecPipeline"),
+        "TensorStore 0.1.86": lambda: run_tensorstore(path, args.reps, points),
+    }
+    for name, run in peers.items():
+        try:
+            libs[name] = run()
+        except ImportError as e:
+            print(f"{name}: not in this run ({e})")
+    ours = libs["zarrflow (Python)"]
+    for name, results in libs.items():
+        for case, (_, value) in results.items():
+            expect = int(np.asarray(ours[case][1]).sum(dtype=np.uint64))
+            got = int(np.asarray(value).sum(dtype=np.uint64))
+            if got != expect:
+                raise SystemExit(f"{name} {case}: sum {got}, zarrflow's is {expect}")
+    print("check: every library's results have zarrflow's sums\n")
+    names = list(libs)
+    print("times in ms; ratios: zarrflow-Python time / the other's (< 1: zarrflow-Python faster)")
+    header = ["case", "zarrflow (Rust)", *names, "vs Rust", *(f"vs {n}" for n in names[1:])]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for case in ours:
+        t = ours[case][0]
+        cells = [case, f"{rust[case] * 1e3:.1f}", *(f"{libs[n][case][0] * 1e3:.1f}" for n in names)]
+        cells.append(f"{t / rust[case]:.2f}x")
+        cells += [f"{t / libs[n][case][0]:.2f}x" for n in names[1:]]
+        print("| " + " | ".join(cells) + " |")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
