@@ -304,13 +304,13 @@ fn main() {
 
 /// TensorStore's local read-all, sub-box and gather times, their sums checked against the
 /// expected ones; `Err` says why TensorStore is not in this run.
-fn tensorstore_reads(
-    dir: &Path,
-    cfg: &Config,
-    points: &[Point],
-) -> Result<[Duration; 3], String> {
+fn tensorstore_reads(dir: &Path, cfg: &Config, points: &[Point]) -> Result<[Duration; 3], String> {
     let pts_file = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
-    let flat: Vec<u8> = points.iter().flatten().flat_map(|c| c.to_le_bytes()).collect();
+    let flat: Vec<u8> = points
+        .iter()
+        .flatten()
+        .flat_map(|c| c.to_le_bytes())
+        .collect();
     let ty = zarrflow::npy::NpyType::new(zarrflow::npy::NpyKind::UInt, 8).expect("u64");
     zarrflow::npy::write_npy(
         std::fs::File::create(pts_file.path()).map_err(|e| e.to_string())?,
@@ -831,7 +831,9 @@ impl Table {
         println!();
         match &self.tensorstore {
             Some(Ok(ts)) => {
-                println!("against the best peer (local; TensorStore in-process, same data, same run):");
+                println!(
+                    "against the best peer (local; TensorStore in-process, same data, same run):"
+                );
                 println!(
                     "| {:<34} | {:>9} | {:>11} | {:>9} | {:>16} |",
                     "case", "zarrflow", "TensorStore", "best zarrs", "zarrflow / best"

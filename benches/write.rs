@@ -275,19 +275,28 @@ fn main() {
 
 /// The closing table: every library's time and zarrflow's over the best peer's.
 fn print_table(cases: &[Case], peer: &Result<serde_json::Value, String>) {
-    let ms = |d: Option<Duration>| d.map_or("—".to_string(), |d| format!("{:.1}", d.as_secs_f64() * 1e3));
+    let ms = |d: Option<Duration>| {
+        d.map_or("—".to_string(), |d| {
+            format!("{:.1}", d.as_secs_f64() * 1e3)
+        })
+    };
     println!();
     if let Err(why) = peer {
         println!("TensorStore is not in this run: {why}");
     }
-    println!("times in ms (best of N); last column: zarrflow time / best peer time (< 1: zarrflow faster)");
+    println!(
+        "times in ms (best of N); last column: zarrflow time / best peer time (< 1: zarrflow faster)"
+    );
     println!(
         "| {:<48} | {:>9} | {:>9} | {:>11} | {:>16} |",
         "case", "zarrflow", "zarrs", "TensorStore", "zarrflow / best"
     );
     println!("|{}|", ["---"; 5].join("|"));
     for c in cases {
-        let ts = peer.as_ref().ok().and_then(|p| tensorstore::seconds(&p[c.peer_case]));
+        let ts = peer
+            .as_ref()
+            .ok()
+            .and_then(|p| tensorstore::seconds(&p[c.peer_case]));
         let best = ts.map_or(c.zarrs, |t| t.min(c.zarrs));
         println!(
             "| {:<48} | {:>9} | {:>9} | {:>11} | {:>15.2}x |",

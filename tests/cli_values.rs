@@ -250,3 +250,37 @@ fn messages_quote_a_bounded_prefix_of_the_input() {
     let e = fails(&[std::ffi::OsStr::new("get"), std::ffi::OsStr::new(&url), bad]);
     assert!(e.contains("invalid UTF-8"), "{e}");
 }
+
+/// A bit pattern (`0x...`) with a character other than ASCII in it is refused (exit 2) as
+/// `--value` and `--fill-value`; before, zarrs' hex parser panicked slicing inside the
+/// character (the `cli_values` fuzz target's crash `0x7fcӳ,00+1`).
+#[test]
+fn bit_patterns_with_non_ascii_characters_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (dtype, value) in [
+        ("float32", "0x7fcӳ,00+1"),
+        ("float64", "0xé0000000000000"),
+        ("complex64", r#"["0x0000ÿÿ", "0x00000000"]"#),
+    ] {
+        let url = one(tmp.path(), dtype);
+        let res = run(&["set", &url, &format!("--value={value}")]);
+        let err = String::from_utf8_lossy(&res.stderr);
+        assert_eq!(res.status.code(), Some(2), "{dtype} {value}: {err}");
+        assert!(
+            err.contains("is not a valid value"),
+            "{dtype} {value}: {err}"
+        );
+        std::fs::remove_dir_all(&url).unwrap();
+        let res = run(&[
+            "create",
+            &url,
+            "--shape",
+            "1",
+            "--dtype",
+            dtype,
+            &format!("--fill-value={value}"),
+        ]);
+        assert_eq!(res.status.code(), Some(2), "{dtype} {value}");
+        assert!(!std::path::Path::new(&url).exists());
+    }
+}

@@ -188,3 +188,21 @@ fn transform_json_inputs() {
         assert_eq!(again.domain().shape(), t.domain().shape(), "{name}");
     }
 }
+
+/// The `cli_values` crash kept as a `zarr.json` fill value: zarrs' hex parser panicked
+/// slicing inside a multi-byte character; now it is `InvalidFillValue` naming the document.
+#[test]
+fn a_bit_pattern_fill_value_with_non_ascii_is_an_invalid_fill_value() {
+    let (_, data) = inputs("metadata")
+        .into_iter()
+        .find(|(n, _)| n == "fill-value-bit-pattern-with-non-ascii.json")
+        .unwrap();
+    let err = NodeMetadata::parse(&data, "a/zarr.json").unwrap_err();
+    assert!(
+        matches!(
+            err,
+            zarrflow::metadata::MetadataError::InvalidFillValue { ref key, .. } if key == "a/zarr.json"
+        ),
+        "{err:?}"
+    );
+}

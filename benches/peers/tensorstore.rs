@@ -23,7 +23,8 @@ fn python() -> Result<PathBuf, String> {
 
 /// Runs the peer script with `args`; `Err` says why TensorStore is not in this run.
 pub fn run(args: &[String]) -> Result<serde_json::Value, String> {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/peers/tensorstore_peer.py");
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/peers/tensorstore_peer.py");
     let out = Command::new(python()?)
         .arg(&script)
         .args(args)
@@ -36,7 +37,8 @@ pub fn run(args: &[String]) -> Result<serde_json::Value, String> {
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
-    serde_json::from_slice(&out.stdout).map_err(|e| format!("the TensorStore peer printed no JSON: {e}"))
+    serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("the TensorStore peer printed no JSON: {e}"))
 }
 
 /// A time in seconds from the peer's JSON (`value` or `value[0]`).

@@ -9,6 +9,7 @@
 mod codec_spec;
 mod data_type;
 mod error;
+mod fill_value;
 mod grid;
 mod info;
 pub mod limits;
@@ -17,6 +18,7 @@ mod spec;
 pub use codec_spec::CodecSpec;
 pub use data_type::{DataType, UnknownDataType};
 pub use error::MetadataError;
+pub use fill_value::has_malformed_hex_string;
 pub use grid::{ChunkGridSpec, ChunkKeyEncodingSpec};
 pub use info::ArrayInfo;
 pub use limits::{DEFAULT_MAX_METADATA_BYTES, MAX_JSON_DEPTH};
@@ -317,15 +319,20 @@ impl ArrayMetadata {
                 reason: e.to_string(),
             }
         })?;
-        let fill_value = data_type.fill_value_v3(&meta.fill_value).map_err(|_| {
-            MetadataError::InvalidFillValue {
-                key: key.to_string(),
-                data_type: data_type.to_string(),
-                value: crate::index::json::excerpt(
-                    &serde_json::to_value(&meta.fill_value).unwrap_or(Value::Null),
-                ),
-            }
-        })?;
+        let invalid_fill = || MetadataError::InvalidFillValue {
+            key: key.to_string(),
+            data_type: data_type.to_string(),
+            value: crate::index::json::excerpt(
+                &serde_json::to_value(&meta.fill_value).unwrap_or(Value::Null),
+            ),
+        };
+        // zarrs panics on some malformed bit patterns: refuse them first
+        if has_malformed_hex_string(&meta.fill_value) {
+            return Err(invalid_fill());
+        }
+        let fill_value = data_type
+            .fill_value_v3(&meta.fill_value)
+            .map_err(|_| invalid_fill())?;
         let grid = ChunkGridSpec::from_metadata(&meta.chunk_grid, &meta.shape, key)?;
         let key_encoding = ChunkKeyEncodingSpec::from_metadata(&meta.chunk_key_encoding, key)?;
         if let Some(names) = &meta.dimension_names

@@ -307,6 +307,10 @@ pub fn value_bytes(data_type: &DataType, name: &str, text: &str) -> Result<Vec<u
     let float = float_parts(name);
     // the literal of each float part, when the value has the type's form
     let literals = float.and_then(|f| f.literals(text));
+    // zarrs panics on some malformed bit patterns (`0x` then non-ASCII): refuse them first
+    if zarrflow::metadata::has_malformed_hex_string(&meta) {
+        return Err(refused(format!("expected {}", expected_form(name))));
+    }
     let fill = match data_type.fill_value_v3(&meta) {
         Ok(fill) => fill,
         Err(_) => {
