@@ -10,10 +10,11 @@
 //! converted, never read as raw bytes.
 //!
 //! Writing ([`array_to_v2`]) maps the subset of v3 that v2 can hold: a regular grid, the
-//! `v2` chunk key encoding, `transpose` to F order, `bytes` in either byte order, and at
-//! most one bytes→bytes codec with a v2 form (zstd, gzip, blosc, `numcodecs.zlib`,
-//! `numcodecs.bz2`, ...), written through zarrs' own v2 codec configurations. Anything else
-//! is [`MetadataError::NotExpressibleInV2`].
+//! `v2` chunk key encoding, `transpose` to F order, `bytes` in either byte order, the last
+//! bytes→bytes codec as the compressor (zstd, gzip, blosc, `numcodecs.zlib`,
+//! `numcodecs.bz2`, ...) and the other codecs with a v2 form as filters
+//! (`numcodecs.fixedscaleoffset`, `numcodecs.shuffle`, ...), written through zarrs' own v2
+//! codec configurations. Anything else is [`MetadataError::NotExpressibleInV2`].
 
 use std::fmt;
 use std::num::NonZeroU64;
@@ -334,32 +335,33 @@ pub fn array_to_v2(meta: &ArrayMetadata) -> Result<(Value, Option<Value>), Metad
         order = "F";
         i += 1;
     }
-    let bytes = codecs
-        .get(i)
-        .filter(|c| c.name() == "bytes")
-        .ok_or_else(|| {
-            not(format!(
-                "codec `{}` before the bytes codec",
-                codecs.get(i).map_or("(none)", |c| c.name())
-            ))
-        })?;
-    i += 1;
+    // v2 filters: the codecs around `bytes` other than the last bytes-to-bytes one (zarrs'
+    // v2->v3 conversion puts them before `bytes`), in order; that last one is the compressor
+    let b = codecs[i..]
+        .iter()
+        .position(|c| c.name() == "bytes")
+        .map(|p| p + i)
+        .ok_or_else(|| not("a codec chain without the bytes codec".into()))?;
+    let bytes = &codecs[b];
     let big = bytes
         .configuration()
         .and_then(|c| c.get("endian"))
         .and_then(Value::as_str)
         == Some("big");
-    let rest = &codecs[i..];
-    let compressor = match rest {
-        [] => Value::Null,
-        [c] => v2_codec(c)?,
-        [_, second, ..] => {
-            return Err(not(format!(
-                "more than one bytes-to-bytes codec (`{}` after `{}`)",
-                second.name(),
-                rest[0].name()
-            )));
-        }
+    let after = &codecs[b + 1..];
+    let (compressor, after_filters) = match after.split_last() {
+        None => (Value::Null, &[][..]),
+        Some((last, rest)) => (v2_codec(last)?, rest),
+    };
+    let filters: Vec<Value> = codecs[i..b]
+        .iter()
+        .chain(after_filters)
+        .map(v2_codec)
+        .collect::<Result<_, _>>()?;
+    let filters = if filters.is_empty() {
+        Value::Null
+    } else {
+        Value::Array(filters)
     };
     let dtype_str = v2_dtype(dtype, big).ok_or_else(|| not(format!("data type {dtype}")))?;
     let fill = v2_fill_value(meta.fill_value_metadata(), dtype)?;
@@ -371,7 +373,7 @@ pub fn array_to_v2(meta: &ArrayMetadata) -> Result<(Value, Option<Value>), Metad
     o.insert("compressor".into(), compressor);
     o.insert("fill_value".into(), fill);
     o.insert("order".into(), Value::from(order));
-    o.insert("filters".into(), Value::Null);
+    o.insert("filters".into(), filters);
     o.insert(
         "dimension_separator".into(),
         Value::from(separator.to_string()),
@@ -397,8 +399,14 @@ fn v2_codec(c: &zarrs::metadata::v3::MetadataV3) -> Result<Value, MetadataError>
         .configuration_v2(&Default::default())
         .unwrap_or_default();
     let mut o = Map::new();
+    let zstd = id == "zstd";
     o.insert("id".into(), Value::from(id.into_owned()));
     for (k, v) in cfg.iter() {
+        // numcodecs' Zstd config as zarr-python writes it: `checksum` only when on
+        // (TensorStore's `zarr` driver refuses the member)
+        if zstd && k == "checksum" && v == &Value::Bool(false) {
+            continue;
+        }
         o.insert(k.clone(), v.clone());
     }
     Ok(Value::Object(o))
