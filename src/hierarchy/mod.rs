@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HierarchyError {
-    /// No `zarr.json` at the node path.
+    /// No `zarr.json` at the node path (opened as Zarr v3 alone).
     #[error("node not found: {url} does not exist")]
     NotFound {
         /// URL of the missing `zarr.json`.
@@ -637,8 +637,9 @@ impl Group {
         Ok(())
     }
 
-    /// The children: every sub-directory holding a `zarr.json`, sorted by name (names starting
-    /// with `__` are reserved and skipped; a sub-directory without `zarr.json` is not a node).
+    /// The children: every sub-directory holding a node of the group's format (`zarr.json`
+    /// for v3, `.zarray` or `.zgroup` for v2), sorted by name (names starting with `__` are
+    /// reserved and skipped; a sub-directory without one is not a node).
     /// Names are the stored names, whatever their characters (`a b`, `x#1`, `100%`); a name
     /// that is not a valid key (a backslash, a control character) is
     /// [`HierarchyError::InvalidName`], and a child whose `zarr.json` cannot be read or
