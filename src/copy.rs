@@ -51,7 +51,10 @@ use crate::hierarchy::{
     ArrayNode, HierarchyError, Node, delete_node, open_node, write_metadata_last,
 };
 use crate::index::{Selection, SelectionItem, Slice};
-use crate::metadata::{ArrayMetadata, ArraySpec, CodecSpec, GroupMetadata, MetadataError};
+use crate::metadata::{
+    ArrayMetadata, ArraySpec, ChunkKeyEncodingSpec, CodecSpec, GroupMetadata, MetadataError,
+    ZarrFormat,
+};
 use crate::store::{Store, StoreKey, StoreLocation};
 
 /// The destination's layout; what is not given keeps the source's.
@@ -73,6 +76,10 @@ pub struct Layout {
     pub codecs: Option<Vec<CodecSpec>>,
     /// Where a sharded destination keeps its shard index.
     pub index_location: Option<IndexLocation>,
+    /// The destination's Zarr format (default: the source's). Migrating to v3 gives the
+    /// v3 `default` chunk key encoding; to v2 the `v2` encoding (the source's separator when
+    /// it has one, else `.`); v2 cannot hold sharding (give `chunks` alone).
+    pub zarr_format: Option<ZarrFormat>,
 }
 
 impl Layout {
@@ -98,6 +105,11 @@ impl Layout {
     /// Sets the shard index location.
     pub fn index_location(mut self, location: IndexLocation) -> Self {
         self.index_location = Some(location);
+        self
+    }
+    /// Sets the destination's Zarr format.
+    pub fn zarr_format(mut self, format: ZarrFormat) -> Self {
+        self.zarr_format = Some(format);
         self
     }
 }
@@ -264,6 +276,7 @@ enum PlannedNode {
     Group {
         path: StoreKey,
         attributes: Map<String, Value>,
+        format: ZarrFormat,
     },
     Array {
         source: Box<ArrayNode>,
@@ -297,6 +310,7 @@ pub async fn plan_copy(src: &Store, dst: &Store, layout: &Layout) -> Result<Copy
             Node::Group(g) => PlannedNode::Group {
                 path: g.path().clone(),
                 attributes: g.attributes().clone(),
+                format: layout.zarr_format.unwrap_or(g.metadata().zarr_format),
             },
             Node::Array(a) => {
                 let url = dst.url_of(a.path());
@@ -463,14 +477,23 @@ impl CopyPlan {
         let mut groups = 0;
         for node in self.nodes.iter().rev() {
             let (path, json) = match node {
-                PlannedNode::Group { path, attributes } => {
+                PlannedNode::Group {
+                    path,
+                    attributes,
+                    format,
+                } => {
                     groups += 1;
-                    (path, GroupMetadata::new(attributes.clone()).to_json())
+                    let mut meta = GroupMetadata::new(attributes.clone());
+                    meta.zarr_format = *format;
+                    (path, meta.documents())
                 }
-                PlannedNode::Array { source, spec, .. } => (
-                    source.path(),
-                    spec.build().map_err(HierarchyError::from)?.to_json(),
-                ),
+                PlannedNode::Array { source, spec, .. } => {
+                    let meta = spec.build().map_err(HierarchyError::from)?;
+                    (
+                        source.path(),
+                        meta.documents().map_err(HierarchyError::from)?,
+                    )
+                }
             };
             write_metadata_last(dst, path, json).await?;
         }
@@ -549,7 +572,7 @@ async fn prepare_destination(store: &Store, overwrite: bool) -> Result<(), CopyE
         return Ok(());
     }
     match open_node(store, &root).await {
-        Err(HierarchyError::NotFound { .. }) => {
+        Err(HierarchyError::NotFound { .. } | HierarchyError::NoNode { .. }) => {
             if store
                 .is_empty_prefix(&root)
                 .await
@@ -646,6 +669,23 @@ pub fn destination_spec(meta: &ArrayMetadata, layout: &Layout) -> Result<ArraySp
             None => spec.codecs(meta.codecs().metadata().iter()),
         },
     };
+    match layout.zarr_format {
+        Some(ZarrFormat::V3) if meta.zarr_format() == ZarrFormat::V2 => {
+            spec.chunk_key_encoding = ChunkKeyEncodingSpec::default();
+            spec.zarr_format = ZarrFormat::V3;
+        }
+        Some(ZarrFormat::V2) if meta.zarr_format() == ZarrFormat::V3 => {
+            let separator = match meta.chunk_key_encoding() {
+                ChunkKeyEncodingSpec::V2 { separator } => *separator,
+                ChunkKeyEncodingSpec::Default { .. } => '.',
+            };
+            spec.chunk_key_encoding = ChunkKeyEncodingSpec::V2 { separator };
+            spec.zarr_format = ZarrFormat::V2;
+            // v2 has no dimension names
+            spec.dimension_names = None;
+        }
+        _ => {}
+    }
     Ok(spec)
 }
 

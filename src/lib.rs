@@ -139,7 +139,7 @@ pub use array::{
     Array, ArrayError, ArrayOptions, ArrayView, Element, ShapeMismatch, WriteBatch, block_on,
 };
 pub use index::{Selection, SelectionItem};
-pub use metadata::{ArrayInfo, ArraySpec, CodecSpec, DataType};
+pub use metadata::{ArrayInfo, ArraySpec, CodecSpec, DataType, ZarrFormat};
 pub use store::{Store, StoreKey, StoreOptions};
 
 pub use half;

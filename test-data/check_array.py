@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Open a Zarr v3 array on the local filesystem with zarr-python and/or TensorStore and compare
+"""Open a Zarr v3 or v2 array on the local filesystem with zarr-python and/or TensorStore and compare
 its full contents with an expected .npy file, bit-exactly.
 
     .venv/bin/python test-data/check_array.py ARRAY_PATH EXPECTED.npy [--reader zarr|tensorstore|both]
@@ -12,7 +12,8 @@ checked in one process.
 Prints one line per reader ("OK", "MISMATCH ..." or "ERROR ...") and exits non-zero if any
 reader failed. Floats and complex numbers are compared by their raw bytes, so NaN payloads,
 the sign of NaN and -0.0 must match exactly. ARRAY_PATH is the directory holding the array's
-zarr.json (the array is opened as the root of a local store).
+zarr.json, or its .zarray for a Zarr v2 array (opened with zarr-python's zarr_format=2 and
+TensorStore's "zarr" driver); the array is opened as the root of a local store.
 """
 
 from __future__ import annotations
@@ -45,12 +46,17 @@ def reader_label(reader: str) -> str:
 # readers
 
 
+def zarr_format_of(path: str) -> int:
+    """2 when the directory holds a .zarray (a Zarr v2 array), else 3."""
+    return 2 if os.path.exists(os.path.join(path, ".zarray")) else 3
+
+
 def open_zarr(path: str):
     import zarr
     from zarr.storage import LocalStore
 
     store = LocalStore(os.path.abspath(path), read_only=True)
-    arr = zarr.open_array(store=store, mode="r", zarr_format=3)
+    arr = zarr.open_array(store=store, mode="r", zarr_format=zarr_format_of(path))
     return arr
 
 
@@ -63,7 +69,7 @@ def open_tensorstore(path: str):
     import tensorstore as ts
 
     spec = {
-        "driver": "zarr3",
+        "driver": "zarr3" if zarr_format_of(path) == 3 else "zarr",
         "kvstore": {"driver": "file", "path": os.path.abspath(path) + "/"},
         "open": True,
         "recheck_cached_data": False,

@@ -105,6 +105,7 @@ MANIFEST_DATA: dict = {
     "corrupt": [],
     "not_produced": [],
     "crc32c_checks": [],
+    "unsupported": [],
 }
 
 
@@ -406,7 +407,8 @@ def register_array(
     must_read: tuple[str, ...] = ("zarr", "tensorstore"),
     notes: str | None = None,
 ) -> None:
-    meta = json.loads((path / "zarr.json").read_text())
+    v2 = (path / ".zarray").exists()
+    meta = v2_as_entry_meta(path) if v2 else json.loads((path / "zarr.json").read_text())
     if expected_path is None:
         expected_path = path.with_name(path.name + ".npy")
     save_npy(expected_path, expected)
@@ -445,10 +447,30 @@ def register_array(
         "verified_readers": readers,
         "selections": selections,
     }
+    if v2:
+        entry["zarr_format"] = 2
+        entry["dtype"] = meta["dtype"]
     entry.update(storage_summary(path, meta))
     if notes:
         entry["notes"] = notes
     MANIFEST_DATA["arrays"].append(entry)
+
+
+V2_DOCS = (".zarray", ".zattrs", ".zgroup")
+
+
+def v2_as_entry_meta(path: Path) -> dict:
+    """The manifest fields of a Zarr v2 array, from its .zarray: the data type by its v3 name
+    (NumPy's name of the dtype: big-endian ">i2" is "int16"), the v2 key encoding."""
+    z = json.loads((path / ".zarray").read_text())
+    return {
+        "dtype": z["dtype"],
+        "data_type": np.dtype(z["dtype"]).name,
+        "shape": z["shape"],
+        "fill_value": z["fill_value"],
+        "chunk_key_encoding": {"name": "v2", "configuration": {"separator": z.get("dimension_separator", ".")}},
+        "codecs": [],
+    }
 
 
 def storage_summary(path: Path, meta: dict) -> dict:
@@ -458,7 +480,8 @@ def storage_summary(path: Path, meta: dict) -> dict:
     checked with the pure-Python CRC32C below), which also cross-checks both writers' output.
     """
     keys = sorted(p.relative_to(path).as_posix() for p in path.rglob("*")
-                  if p.is_file() and p.name != "zarr.json" and not _is_child_node(path, p))
+                  if p.is_file() and p.name != "zarr.json" and p.name not in V2_DOCS
+                  and not _is_child_node(path, p))
     out: dict = {"stored_keys": keys}
     codecs = meta["codecs"]
     shard = next((c for c in codecs if isinstance(c, dict) and c.get("name") == "sharding_indexed"), None)
@@ -492,7 +515,7 @@ def _is_child_node(root: Path, p: Path) -> bool:
     """True if p lies inside a child node (a directory below root with its own zarr.json)."""
     d = p.parent
     while d != root:
-        if (d / "zarr.json").exists():
+        if (d / "zarr.json").exists() or (d / ".zarray").exists() or (d / ".zgroup").exists():
             return True
         d = d.parent
     return False
@@ -528,14 +551,29 @@ def _cross_check_selections(path: Path, expected: np.ndarray, selections) -> Non
             raise SystemExit(f"generate.py: zarr-python disagrees on {rel(path)} [{mode}] {s['selection']}: {problem}")
 
 
+def _node_type(p: Path) -> str | None:
+    if (p / "zarr.json").exists():
+        return json.loads((p / "zarr.json").read_text())["node_type"]
+    if (p / ".zarray").exists():
+        return "array"
+    if (p / ".zgroup").exists():
+        return "group"
+    return None
+
+
 def register_group(path: Path, writer: str, *, consolidated: bool, features: list[str], notes: str | None = None) -> None:
-    meta = json.loads((path / "zarr.json").read_text())
+    v2 = (path / ".zgroup").exists()
+    if v2:
+        attrs_file = path / ".zattrs"
+        meta = {"attributes": json.loads(attrs_file.read_text()) if attrs_file.exists() else {}}
+    else:
+        meta = json.loads((path / "zarr.json").read_text())
     children = []
-    for child in sorted(p for p in path.iterdir() if p.is_dir() and (p / "zarr.json").exists()):
-        cm = json.loads((child / "zarr.json").read_text())
-        children.append({"name": child.name, "node_type": cm["node_type"]})
+    for child in sorted(p for p in path.iterdir() if p.is_dir() and _node_type(p)):
+        children.append({"name": child.name, "node_type": _node_type(child)})
     # readers: zarr-python opens the group and lists the same members
     g = zarr.open_group(store=zarr.storage.LocalStore(str(path), read_only=True), mode="r",
+                        zarr_format=2 if v2 else 3,
                         use_consolidated=True if "consolidated_metadata" in meta else False)
     listed = sorted((k, "group" if isinstance(v, zarr.Group) else "array") for k, v in g.members())
     assert listed == [(c["name"], c["node_type"]) for c in children], (listed, children)
@@ -550,6 +588,8 @@ def register_group(path: Path, writer: str, *, consolidated: bool, features: lis
         "consolidated": "consolidated_metadata" in meta,
         "features": sorted(set(features)),
     }
+    if v2:
+        entry["zarr_format"] = 2
     if "consolidated_metadata" in meta:
         entry["consolidated_keys"] = list(meta["consolidated_metadata"]["metadata"].keys())
     if notes:
@@ -1229,6 +1269,148 @@ def read_region_0_4(path: Path, reader: str) -> str:
 
 
 # =============================================================================================
+# Zarr v2: zarr-python 3.4.2 (zarr_format=2) and TensorStore's `zarr` driver
+
+
+def zp2_array(relpath: str, data: np.ndarray, *, fill=0, chunks, writes=(FULL,), features=(), group_store=None,
+              must_read=("zarr", "tensorstore"), **kwargs):
+    """A Zarr v2 array written by zarr-python (zarr.create_array(..., zarr_format=2))."""
+    path = FIXTURES / "zarr-python-v2" / relpath
+    if group_store is None:
+        a = zarr.create_array(store=str(path), shape=data.shape, dtype=data.dtype, chunks=chunks,
+                              fill_value=fill, zarr_format=2, **kwargs)
+    else:
+        a = group_store.create_array(path.name, shape=data.shape, dtype=data.dtype, chunks=chunks,
+                                     fill_value=fill, **kwargs)
+    for w in writes:
+        a[w] = data[w]
+    exp = regions_expected(data, 0 if fill is None else fill, writes)
+    feats = ["zarr_v2", *features]
+    if len(writes) != 1 or writes[0] != FULL:
+        feats.append("partially_written")
+    register_array(path, exp, ZP, features=feats, chunk_for_selections=chunks, must_read=must_read)
+    return path
+
+
+def gen_zarr_python_v2():
+    import numcodecs
+
+    # --- every core data type, little-endian, edge chunks, zarr-python's default compressor (zstd)
+    for dt in CORE_DTYPES:
+        data = gen_data(f"zp2-dtype-{dt}", dt, (13, 7))
+        zp2_array(f"dtype_{dt}", data, chunks=(5, 4), features=["dtype", "edge_chunks", "zstd"])
+    # --- big-endian data types
+    for dt in [">i2", ">u4", ">i8", ">f4", ">f8", ">c8", ">c16"]:
+        data = gen_data(f"zp2-be-{dt}", np.dtype(dt).newbyteorder("="), (9, 10)).astype(dt)
+        name = "bigendian_" + np.dtype(dt).name
+        zp2_array(name, data, chunks=(4, 3), features=["dtype", "big_endian", "edge_chunks"])
+    # --- order F (a transpose in v3 terms), 2-D and 3-D
+    zp2_array("order_f_float32", gen_data("zp2-f-2d", "float32", (12, 8)), chunks=(5, 3), order="F",
+              features=["order_f", "edge_chunks"])
+    zp2_array("order_f_uint16_3d", gen_data("zp2-f-3d", "uint16", (4, 5, 6)), chunks=(3, 2, 4), order="F",
+              compressors=numcodecs.Blosc(cname="zstd", clevel=3, shuffle=numcodecs.Blosc.BITSHUFFLE),
+              features=["order_f", "blosc", "bitshuffle", "edge_chunks"])
+    # --- dimension separator "/" (nested keys) and "." (flat, the default)
+    zp2_array("separator_slash", gen_data("zp2-slash", "int32", (6, 7, 5)), chunks=(4, 3, 2),
+              chunk_key_encoding={"name": "v2", "separator": "/"}, features=["dimension_separator_slash"])
+    # --- fill values: null, NaN, +-Infinity, non-zero (partially written: missing chunks read as fill)
+    part = [(slice(0, 4), slice(0, 3))]
+    zp2_array("fill_null_int32", gen_data("zp2-null", "int32", (10, 7)), fill=None, chunks=(4, 3), writes=part,
+              features=["fill_null", "missing_chunks"])
+    zp2_array("fill_nan_float64", gen_data("zp2-nan", "float64", (10, 7)), fill=np.float64("nan"), chunks=(4, 3),
+              writes=part, features=["fill_nan", "missing_chunks"])
+    zp2_array("fill_inf_float32", gen_data("zp2-inf", "float32", (10, 7)), fill=np.float32("inf"), chunks=(4, 3),
+              writes=part, features=["fill_infinity", "missing_chunks"])
+    zp2_array("fill_ninf_float32", gen_data("zp2-ninf", "float32", (10, 7)), fill=np.float32("-inf"),
+              chunks=(4, 3), writes=part, features=["fill_negative_infinity", "missing_chunks"])
+    zp2_array("fill_42_int16", gen_data("zp2-42", "int16", (10, 7)), fill=np.int16(42), chunks=(4, 3),
+              writes=part, features=["fill_nonzero", "missing_chunks"])
+    # --- compressors
+    d = gen_data("zp2-comp", "uint16", (11, 9))
+    for name, comp, feats in [
+        ("compressor_none", None, ["no_compressor"]),
+        ("compressor_blosc_lz4", numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE), ["blosc"]),
+        ("compressor_blosc_zlib_noshuffle", numcodecs.Blosc(cname="zlib", clevel=1, shuffle=numcodecs.Blosc.NOSHUFFLE),
+         ["blosc"]),
+        ("compressor_zstd_3", numcodecs.Zstd(level=3), ["zstd"]),
+        ("compressor_gzip", numcodecs.GZip(level=6), ["gzip"]),
+        ("compressor_zlib", numcodecs.Zlib(level=4), ["zlib"]),
+        ("compressor_bz2", numcodecs.BZ2(level=5), ["bz2"]),
+    ]:
+        zp2_array(name, d, chunks=(4, 4), compressors=comp, features=["compressor", *feats])
+    # --- filters
+    zp2_array("filter_fixedscaleoffset", (gen_data("zp2-fso", "int16", (8, 9)).astype("f8") / 10), chunks=(3, 4),
+              filters=[numcodecs.FixedScaleOffset(offset=0, scale=10, dtype="<f8", astype="<i2")],
+              must_read=("zarr",), features=["filters", "fixedscaleoffset"])
+    zp2_array("filter_shuffle_zlib", gen_data("zp2-shuffle", "int32", (8, 9)), chunks=(3, 4),
+              filters=[numcodecs.Shuffle(elementsize=4)], compressors=numcodecs.Zlib(level=1),
+              must_read=("zarr",), features=["filters", "shuffle", "zlib"])
+    # --- a 0-d array (chunk key "0")
+    zp2_array("scalar_float64", np.array(3.25, "f8"), chunks=(), features=["zero_dimensional"])
+    # --- a hierarchy with attributes
+    root_path = FIXTURES / "zarr-python-v2" / "hierarchy"
+    root = zarr.open_group(str(root_path), mode="w", zarr_format=2,
+                           attributes={"title": "zarrflow v2 hierarchy", "n": 2})
+    g1 = root.create_group("g1", attributes={"level": 1})
+    root.create_group("g_empty")
+    zp2_array("hierarchy/arr_root", gen_data("zp2-h-root", "int32", (10,)), chunks=(4,), group_store=root,
+              attributes={"units": "m", "scale": [1, 2]}, features=["hierarchy", "attributes"])
+    zp2_array("hierarchy/g1/arr1", gen_data("zp2-h-arr1", "float32", (6, 5)), chunks=(4, 4), group_store=g1,
+              features=["hierarchy"])
+    for p, feats in [(root_path, ["hierarchy", "root_group", "attributes"]), (root_path / "g1", ["hierarchy"]),
+                     (root_path / "g_empty", ["hierarchy", "empty_group"])]:
+        register_group(p, ZP, consolidated=False, features=["zarr_v2", *feats])
+    # --- what zarrflow refuses by name (never read as raw bytes): codecs zarrs lacks, data types
+    # zarrflow does not read yet
+    for name, kwargs, data, expect in [
+        ("unsupported_lz4", {"compressors": numcodecs.LZ4()}, np.arange(6, dtype="u2"), "`lz4`"),
+        ("unsupported_delta", {"filters": [numcodecs.Delta(dtype="<i4")]}, np.arange(6, dtype="i4"), "`delta`"),
+        ("unsupported_unicode", {}, np.array(["ab", "c", "", "def", "g", "h"], "U3"), "`<U3`"),
+        ("unsupported_datetime", {}, np.arange(6).astype("M8[s]"), "`<M8[s]`"),
+    ]:
+        path = FIXTURES / "zarr-python-v2" / name
+        a = zarr.create_array(store=str(path), shape=data.shape, dtype=data.dtype, chunks=(4,), zarr_format=2,
+                              **kwargs)
+        a[...] = data
+        MANIFEST_DATA["unsupported"].append({
+            "path": rel(path), "writer": ZP, "zarr_format": 2,
+            "dtype": json.loads((path / ".zarray").read_text())["dtype"], "error_contains": expect,
+        })
+
+
+def ts2_array(name: str, data: np.ndarray, *, chunks, compressor, order="C", separator=".", fill=0, writes=(FULL,),
+              features=()):
+    """A Zarr v2 array written by TensorStore's `zarr` driver."""
+    path = FIXTURES / "tensorstore-v2" / name
+    md = {"shape": list(data.shape), "chunks": list(chunks), "dtype": data.dtype.str, "compressor": compressor,
+          "order": order, "fill_value": fill, "dimension_separator": separator}
+    spec = {"driver": "zarr", "kvstore": {"driver": "file", "path": str(path) + "/"}, "metadata": md,
+            "create": True, "delete_existing": True}
+    t = ts.open(spec).result()
+    for w in writes:
+        t[w].write(data[w]).result()
+    exp = regions_expected(data, 0 if fill is None else fill, writes)
+    feats = ["zarr_v2", *features]
+    if len(writes) != 1 or writes[0] != FULL:
+        feats.append("partially_written")
+    register_array(path, exp, TS, features=feats, chunk_for_selections=chunks)
+
+
+def gen_tensorstore_v2():
+    ts2_array("int32_blosc", gen_data("ts2-blosc", "int32", (10, 7)), chunks=(4, 3),
+              compressor={"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1}, features=["blosc"])
+    ts2_array("float64_bigendian_order_f_zlib", gen_data("ts2-be-f", "f8", (9, 6)).astype(">f8"), chunks=(4, 4), order="F",
+              compressor={"id": "zlib", "level": 3}, features=["big_endian", "order_f", "zlib"])
+    ts2_array("uint16_slash_fill_7", gen_data("ts2-slash", "uint16", (8, 9)), chunks=(3, 4), separator="/",
+              compressor={"id": "zstd", "level": 1}, fill=7, writes=[(slice(0, 3), slice(0, 8))],
+              features=["dimension_separator_slash", "fill_nonzero", "missing_chunks", "zstd"])
+    ts2_array("float32_none_fill_nan", gen_data("ts2-nan", "float32", (7, 5)), chunks=(3, 2), compressor=None,
+              fill="NaN", writes=[(slice(2, 5), slice(1, 4))], features=["no_compressor", "fill_nan", "missing_chunks"])
+    ts2_array("complex64_bz2", gen_data("ts2-c8", "complex64", (6, 5)), chunks=(4, 2),
+              compressor={"id": "bz2", "level": 9}, fill=None, features=["bz2", "dtype", "fill_null"])
+
+
+# =============================================================================================
 
 
 def generated_files(root: Path) -> dict[str, Path]:
@@ -1251,6 +1433,8 @@ def generate() -> None:
     gen_tensorstore()
     gen_hand_built()
     gen_spec_shards()
+    gen_zarr_python_v2()
+    gen_tensorstore_v2()
     MANIFEST.write_text(json.dumps(MANIFEST_DATA, indent=1, ensure_ascii=False) + "\n")
 
 

@@ -98,27 +98,38 @@ fn info_json_matches_the_manifest() {
                 return Some(format!("{path}: no key {key}"));
             }
         }
-        let zarr_json: Value = serde_json::from_slice(
-            &std::fs::read(test_data().join(path).join("zarr.json")).unwrap(),
-        )
-        .unwrap();
-        let sharding = zarr_json["codecs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == "sharding_indexed");
-        let want_inner = sharding
-            .map(|c| c["configuration"]["chunk_shape"].clone())
-            .unwrap_or(Value::Null);
+        let v2 = a["zarr_format"] == 2;
+        let (chunk_shape, want_inner) = if v2 {
+            let zarray: Value = serde_json::from_slice(
+                &std::fs::read(test_data().join(path).join(".zarray")).unwrap(),
+            )
+            .unwrap();
+            (zarray["chunks"].clone(), Value::Null)
+        } else {
+            let zarr_json: Value = serde_json::from_slice(
+                &std::fs::read(test_data().join(path).join("zarr.json")).unwrap(),
+            )
+            .unwrap();
+            let sharding = zarr_json["codecs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["name"] == "sharding_indexed");
+            let want_inner = sharding
+                .map(|c| c["configuration"]["chunk_shape"].clone())
+                .unwrap_or(Value::Null);
+            (
+                zarr_json["chunk_grid"]["configuration"]["chunk_shape"].clone(),
+                want_inner,
+            )
+        };
         let checks = [
             ("node_type", json!("array")),
+            ("zarr_format", json!(if v2 { 2 } else { 3 })),
             ("shape", a["shape"].clone()),
             ("data_type", a["data_type"].clone()),
             ("sharded", a["sharded"].clone()),
-            (
-                "chunk_shape",
-                zarr_json["chunk_grid"]["configuration"]["chunk_shape"].clone(),
-            ),
+            ("chunk_shape", chunk_shape),
             ("inner_chunk_shape", want_inner),
         ];
         for (key, want) in checks {

@@ -54,12 +54,34 @@ async fn array_fixtures_open_round_trip_and_decode() {
             .await
             .unwrap_or_else(|e| panic!("{path}: {e}"));
         let meta = arr.metadata();
-        let original = std::fs::read(dir.join(path).join("zarr.json")).unwrap();
-        round_trip(meta, &original, path);
+        if a["zarr_format"] == 2 {
+            // a v2 array's documents, written again, open as the same metadata
+            let docs = meta.documents().unwrap();
+            let zarray = &docs.last().unwrap().1;
+            let zattrs = docs.iter().find(|d| d.0 == ".zattrs").map(|d| &d.1[..]);
+            let again = zarrflow::metadata::v2::parse_array(zarray, zattrs, path, path).unwrap();
+            assert_eq!(again.to_value(), meta.to_value(), "{path}");
+        } else {
+            let original = std::fs::read(dir.join(path).join("zarr.json")).unwrap();
+            round_trip(meta, &original, path);
+        }
         assert_eq!(serde_json::json!(meta.shape()), a["shape"], "{path}");
         // the manifest's fill value means the same bits
-        let fv_meta: zarrs::metadata::FillValueMetadata =
+        let mut fv_meta: zarrs::metadata::FillValueMetadata =
             serde_json::from_value(a["fill_value"].clone()).unwrap();
+        if a["zarr_format"] == 2 {
+            // the v2 form (`null`, 0 for a bool, ...) in zarrs' v3 terms
+            fv_meta = zarrs::convert::fill_value_metadata_v2_to_v3(
+                &fv_meta,
+                &meta.zarrs_metadata().data_type,
+            )
+            .unwrap();
+            if fv_meta == zarrs::metadata::FillValueMetadata::from(0)
+                && meta.data_type().to_string().starts_with("complex")
+            {
+                fv_meta = serde_json::from_value(serde_json::json!([0.0, 0.0])).unwrap();
+            }
+        }
         let fv = meta.data_type().fill_value_v3(&fv_meta).unwrap();
         let nan_any = a["fill_value"] == "NaN"
             || a["fill_value"]

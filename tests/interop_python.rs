@@ -156,13 +156,99 @@ fn python() -> PathBuf {
     p
 }
 
+/// The Zarr v2 cases: every core data type unsharded with edge chunks (the default codecs:
+/// `bytes` + zstd, written as the `zstd` compressor), big-endian, F order, the `/`
+/// separator, each compressor with a v2 form, special fill values and a 0-d array.
+fn v2_cases() -> Vec<Case> {
+    use zarrflow::ZarrFormat;
+    use zarrflow::metadata::{ChunkKeyEncodingSpec, CodecSpec};
+    let mut out: Vec<Case> = cases()
+        .into_iter()
+        .filter(|c| c.name.ends_with("_chunked") || c.name == "rank0")
+        .map(|mut c| {
+            c.name = format!("v2_{}", c.name);
+            c.spec = c.spec.zarr_format(ZarrFormat::V2);
+            c
+        })
+        .collect();
+    let v2 = |name: &str, t: &'static str, spec: ArraySpec| Case {
+        name: format!("v2_{name}"),
+        data_type: t,
+        shape: spec.shape.clone(),
+        spec: spec.zarr_format(ZarrFormat::V2),
+    };
+    let base = |t: &str| ArraySpec::new(vec![9, 7], t).shard_shape(vec![4, 3]);
+    let big = CodecSpec::new("bytes", json!({"endian": "big"}));
+    out.push(v2(
+        "int32_big_endian",
+        "int32",
+        base("int32").codecs([big.clone(), CodecSpec::zstd(1)]),
+    ));
+    out.push(v2(
+        "float64_big_endian_order_f",
+        "float64",
+        base("float64").codecs([CodecSpec::transpose(&[1, 0]), big, CodecSpec::gzip(4)]),
+    ));
+    out.push(v2(
+        "uint16_separator_slash",
+        "uint16",
+        base("uint16").chunk_key_encoding(ChunkKeyEncodingSpec::V2 { separator: '/' }),
+    ));
+    for (name, codec) in [
+        ("none", None),
+        ("blosc", Some(CodecSpec::blosc("lz4", 5, 2))),
+        (
+            "zlib",
+            Some(CodecSpec::new("numcodecs.zlib", json!({"level": 3}))),
+        ),
+        (
+            "bz2",
+            Some(CodecSpec::new("numcodecs.bz2", json!({"level": 5}))),
+        ),
+    ] {
+        let codecs: Vec<CodecSpec> = std::iter::once(CodecSpec::bytes()).chain(codec).collect();
+        out.push(v2(
+            &format!("int16_{name}"),
+            "int16",
+            base("int16").codecs(codecs),
+        ));
+    }
+    for (name, t, fill) in [
+        ("float32_fill_nan", "float32", json!("NaN")),
+        ("float64_fill_neg_inf", "float64", json!("-Infinity")),
+        ("int64_fill_min", "int64", json!(-9223372036854775808i64)),
+        (
+            "complex128_fill_nan_inf",
+            "complex128",
+            json!(["NaN", "Infinity"]),
+        ),
+    ] {
+        out.push(v2(name, t, base(t).fill_value(fill).unwrap()));
+    }
+    out
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn arrays_written_by_zarrflow_read_exactly_in_zarr_python_and_tensorstore() {
+    write_and_check(cases()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zarr_v2_arrays_written_by_zarrflow_read_exactly_in_zarr_python_and_tensorstore() {
+    let cases = v2_cases();
+    assert!(cases.len() > 20);
+    write_and_check(cases).await;
+}
+
+/// Writes every case (partial, strided, gather and fill-value writes), reads it back, and
+/// has zarr-python and TensorStore compare it with the model, bit for bit.
+async fn write_and_check(cases: Vec<Case>) {
     let python = python();
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().to_str().unwrap(), StoreOptions::default()).unwrap();
     let mut list = String::new();
-    for case in cases() {
+    let n_cases = cases.len();
+    for case in cases {
         let a = Array::create(
             &store,
             &StoreKey::new(case.name.as_str()).unwrap(),
@@ -171,6 +257,11 @@ async fn arrays_written_by_zarrflow_read_exactly_in_zarr_python_and_tensorstore(
         )
         .await
         .unwrap();
+        // a v2 array is stored as .zarray (+ .zattrs), never zarr.json
+        let v2 = case.spec.zarr_format == zarrflow::ZarrFormat::V2;
+        let node_dir = dir.path().join(&case.name);
+        assert_eq!(node_dir.join(".zarray").is_file(), v2, "{}", case.name);
+        assert_eq!(node_dir.join("zarr.json").is_file(), !v2, "{}", case.name);
         let elem = case.data_type.parse::<DataType>().unwrap().size();
         let n: u64 = case.shape.iter().product();
         let fill = a.metadata().fill_value().as_ne_bytes().to_vec();
@@ -256,5 +347,5 @@ async fn arrays_written_by_zarrflow_read_exactly_in_zarr_python_and_tensorstore(
         String::from_utf8_lossy(&out.stderr)
     );
     let checked = stdout.lines().filter(|l| l.contains(": OK")).count();
-    assert_eq!(checked, 2 * cases().len(), "{stdout}");
+    assert_eq!(checked, 2 * n_cases, "{stdout}");
 }

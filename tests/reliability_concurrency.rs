@@ -411,7 +411,8 @@ async fn a_retry_after_a_lost_response_keeps_another_writers_newer_write() {
     let c = counting.counts();
     assert_eq!(
         (c.get_range, c.get, c.put),
-        (1, 2, 1),
-        "zarr.json (one ranged GET: its size is capped), shard, shard again; one PUT"
+        (4, 2, 1),
+        "the open's four ranged GETs (zarr.json, .zarray, .zgroup, .zattrs: the format is \
+         probed; each capped), shard, shard again; one PUT"
     );
 }

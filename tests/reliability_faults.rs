@@ -224,7 +224,9 @@ async fn a_failed_read_is_an_error_and_a_retry_reads_everything() {
                 let a = match Array::open_in(&store, &StoreKey::root(), opts).await {
                     Ok(a) => a,
                     Err(e) => {
-                        assert_eq!(n, 1, "{e}");
+                        // the open's concurrent GETs of zarr.json, .zarray and .zgroup
+                        // (a failed .zattrs probe does not matter to a v3 array)
+                        assert!(n <= 3, "{n}: {e}");
                         continue;
                     }
                 };

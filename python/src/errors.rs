@@ -99,7 +99,11 @@ fn classify(error: &ArrayError) -> (&'static str, Option<String>) {
 
 fn classify_hierarchy(error: &HierarchyError) -> (&'static str, Option<String>) {
     match error {
-        HierarchyError::NotFound { url } => ("NodeNotFoundError", Some(url.clone())),
+        HierarchyError::NotFound { url } | HierarchyError::NoNode { url, .. } => {
+            ("NodeNotFoundError", Some(url.clone()))
+        }
+        // zarr.json beside .zarray / .zgroup: metadata that cannot be read as one node
+        HierarchyError::MixedFormats { .. } => ("MetadataError", None),
         HierarchyError::AlreadyExists { url } | HierarchyError::NotEmpty { url } => {
             ("NodeExistsError", Some(url.clone()))
         }

@@ -142,7 +142,7 @@ impl ArrayError {
     pub fn is_not_found(&self) -> bool {
         matches!(
             self,
-            ArrayError::Hierarchy(HierarchyError::NotFound { .. })
+            ArrayError::Hierarchy(HierarchyError::NotFound { .. } | HierarchyError::NoNode { .. })
                 | ArrayError::Store(StoreError::NotFound { .. })
         )
     }

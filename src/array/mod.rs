@@ -49,7 +49,9 @@ use crate::codec::Sharding;
 use crate::grid::DimensionGrid;
 use crate::hierarchy::ArrayNode;
 use crate::index::IndexTransform;
-use crate::metadata::{ArrayInfo, ArrayMetadata, ArraySpec, ChunkGridSpec, CodecSpec, DataType};
+use crate::metadata::{
+    ArrayInfo, ArrayMetadata, ArraySpec, ChunkGridSpec, CodecSpec, DataType, ZarrFormat,
+};
 use crate::store::{Store, StoreKey, StoreOptions};
 
 pub use batch::WriteBatch;
@@ -88,6 +90,7 @@ pub struct ArrayOptions {
     store_empty_chunks: bool,
     verify_checksums: bool,
     max_metadata_bytes: u64,
+    zarr_format: Option<ZarrFormat>,
 }
 
 impl Default for ArrayOptions {
@@ -99,6 +102,7 @@ impl Default for ArrayOptions {
             store_empty_chunks: false,
             verify_checksums: true,
             max_metadata_bytes: crate::metadata::DEFAULT_MAX_METADATA_BYTES,
+            zarr_format: None,
         }
     }
 }
@@ -161,6 +165,19 @@ impl ArrayOptions {
     /// corrupt index or chunk whose checksum no longer matches is decoded as stored.
     pub fn with_verify_checksums(mut self, on: bool) -> Self {
         self.verify_checksums = on;
+        self
+    }
+
+    /// The Zarr format an open reads: `None` (the default) for either, probing `zarr.json`,
+    /// `.zarray`, `.zgroup` and `.zattrs` concurrently (four GETs); `Some(V3)` reads
+    /// `zarr.json` alone (one GET), `Some(V2)` the three v2 documents.
+    pub fn zarr_format(&self) -> Option<ZarrFormat> {
+        self.zarr_format
+    }
+
+    /// Sets the Zarr format an open reads (see [`zarr_format`](Self::zarr_format)).
+    pub fn with_zarr_format(mut self, format: ZarrFormat) -> Self {
+        self.zarr_format = Some(format);
         self
     }
 
@@ -249,7 +266,8 @@ impl Array {
 
     /// Opens the array at `path` in `store` with execution options.
     pub async fn open_in(store: &Store, path: &StoreKey, options: ArrayOptions) -> Result<Array> {
-        let node = ArrayNode::open_with_limit(store, path, options.max_metadata_bytes).await?;
+        let node = ArrayNode::open_as(store, path, options.max_metadata_bytes, options.zarr_format)
+            .await?;
         Array::from_node(node, options)
     }
 
@@ -417,9 +435,9 @@ impl Array {
         self.attributes().get(key)
     }
 
-    /// The Zarr format version (3).
+    /// The Zarr format version of the array's metadata (2 or 3).
     pub fn zarr_format(&self) -> u8 {
-        3
+        self.metadata().zarr_format().number()
     }
 
     /// Everything above in one serialisable record: what `zarrflow info --json` prints.

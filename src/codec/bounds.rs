@@ -23,7 +23,8 @@ use std::io::Read;
 use std::sync::Arc;
 
 use zarrs::array::codec::bytes_to_bytes::{
-    blosc::BloscCodec, crc32c::Crc32cCodec, gzip::GzipCodec, shuffle::ShuffleCodec, zstd::ZstdCodec,
+    blosc::BloscCodec, bz2::Bz2Codec, crc32c::Crc32cCodec, gzip::GzipCodec, shuffle::ShuffleCodec,
+    zlib::ZlibCodec, zstd::ZstdCodec,
 };
 use zarrs::array::{BytesRepresentation, BytesToBytesCodecTraits, CodecOptions, FillValue};
 
@@ -64,6 +65,10 @@ pub(crate) enum BytesCodecKind {
     Zstd,
     /// `gzip`.
     Gzip,
+    /// `numcodecs.zlib` (zlib-wrapped deflate).
+    Zlib,
+    /// `numcodecs.bz2`.
+    Bz2,
     /// `blosc` (version 1 framing, 16-byte header).
     Blosc,
     /// `crc32c`: 4 bytes of checksum.
@@ -82,6 +87,10 @@ impl BytesCodecKind {
             BytesCodecKind::Zstd
         } else if any.is::<GzipCodec>() {
             BytesCodecKind::Gzip
+        } else if any.is::<ZlibCodec>() {
+            BytesCodecKind::Zlib
+        } else if any.is::<Bz2Codec>() {
+            BytesCodecKind::Bz2
         } else if any.is::<BloscCodec>() {
             BytesCodecKind::Blosc
         } else if any.is::<Crc32cCodec>() {
@@ -98,6 +107,8 @@ impl BytesCodecKind {
         match self {
             BytesCodecKind::Zstd => "zstd",
             BytesCodecKind::Gzip => "gzip",
+            BytesCodecKind::Zlib => "zlib",
+            BytesCodecKind::Bz2 => "bz2",
             BytesCodecKind::Blosc => "blosc",
             BytesCodecKind::Crc32c => "crc32c",
             BytesCodecKind::Shuffle => "shuffle",
@@ -129,12 +140,14 @@ impl BytesCodecKind {
                     .saturating_add((128u64 << 10).saturating_sub(n) >> 11);
                 zarrs.max(libzstd)
             }),
-            BytesCodecKind::Gzip => bounded(|n| {
+            BytesCodecKind::Gzip | BytesCodecKind::Zlib => bounded(|n| {
                 n.saturating_add(23)
                     .saturating_add(n.div_ceil(8))
                     .saturating_add(n.div_ceil(64))
             }),
             BytesCodecKind::Blosc => bounded(|n| n.saturating_add(16)),
+            // bzip2's documented bound: 1 % plus 600 bytes
+            BytesCodecKind::Bz2 => bounded(|n| n.saturating_add(n / 100).saturating_add(600)),
             BytesCodecKind::Crc32c | BytesCodecKind::Shuffle => {
                 let extra = if self == BytesCodecKind::Crc32c { 4 } else { 0 };
                 match decoded {
@@ -158,14 +171,16 @@ impl BytesCodecKind {
             BytesCodecKind::Zstd | BytesCodecKind::Blosc => {
                 Some(encoded.saturating_mul(ZSTD_MAX_RATIO))
             }
-            BytesCodecKind::Gzip => Some(
+            BytesCodecKind::Gzip | BytesCodecKind::Zlib => Some(
                 encoded
                     .saturating_mul(DEFLATE_MAX_RATIO)
                     .saturating_add(1 << 10),
             ),
             BytesCodecKind::Crc32c => Some(encoded.saturating_sub(4)),
             BytesCodecKind::Shuffle => Some(encoded),
-            BytesCodecKind::Other => None,
+            // bzip2's run-length stages allow ratios in the millions: only the declared
+            // size bounds it
+            BytesCodecKind::Bz2 | BytesCodecKind::Other => None,
         }
     }
 }
@@ -173,7 +188,8 @@ impl BytesCodecKind {
 /// Decodes one bytes→bytes stage of `key` producing at most `limit` bytes, allocating at
 /// most `limit` or what `input` can justify, whichever is smaller, and only fallibly.
 ///
-/// zstd and gzip are decoded here (into a buffer of that size, stopping when it is full);
+/// zstd, gzip, zlib and bz2 are decoded here (into a buffer of that size, stopping when it
+/// is full);
 /// blosc's header is checked first (its declared size must fit) and zarrs decodes; other
 /// codecs (crc32c, shuffle: their output is no larger than their input) are decoded by
 /// zarrs and their output checked.
@@ -216,10 +232,19 @@ pub(crate) fn decode_stage<'a>(
             }
             Ok(Cow::Owned(out))
         }
-        BytesCodecKind::Gzip => {
+        BytesCodecKind::Gzip | BytesCodecKind::Zlib | BytesCodecKind::Bz2 => {
             let capacity = limit.min(justified).saturating_add(1);
             let mut out = try_with_capacity(capacity.min(1 << 20), key)?;
-            let mut reader = flate2::read::GzDecoder::new(&input[..]).take(limit.saturating_add(1));
+            let take = limit.saturating_add(1);
+            let mut reader: Box<dyn Read + '_> = match kind {
+                BytesCodecKind::Gzip => {
+                    Box::new(flate2::read::GzDecoder::new(&input[..]).take(take))
+                }
+                BytesCodecKind::Zlib => {
+                    Box::new(flate2::read::ZlibDecoder::new(&input[..]).take(take))
+                }
+                _ => Box::new(bzip2::read::BzDecoder::new(&input[..]).take(take)),
+            };
             read_bounded(&mut reader, &mut out, capacity, key).map_err(failed)?;
             if out.len() as u64 > limit {
                 return Err(too_large());

@@ -7,7 +7,7 @@ use crate::codec::CodecError;
 use crate::codec::{IndexLocation, ShardIndex, ShardIndexCodec};
 use crate::metadata::{
     ArrayMetadata, ArraySpec, DEFAULT_MAX_METADATA_BYTES, GroupMetadata, MetadataError,
-    NodeMetadata, ZARR_JSON,
+    NodeMetadata, ZARR_JSON, ZARRAY, ZATTRS, ZGROUP, ZarrFormat,
 };
 use crate::store::{ByteRange, GetOpts, ObjectVersion, PutMode, Store, StoreError, StoreKey};
 use bytes::Bytes;
@@ -18,11 +18,28 @@ use serde_json::{Map, Value};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HierarchyError {
-    /// No `zarr.json` at the node path.
+    /// No `zarr.json` at the node path (opened as Zarr v3 alone).
     #[error("node not found: {url} does not exist")]
     NotFound {
         /// URL of the missing `zarr.json`.
         url: String,
+    },
+    /// No metadata document of either format at the node path (opened without a format):
+    /// neither `zarr.json` nor `.zarray` / `.zgroup`. Says what the path holds.
+    #[error("node not found: no zarr.json, .zarray or .zgroup under {url}; {found}")]
+    NoNode {
+        /// URL of the node path.
+        url: String,
+        /// What is stored there (a few names, where the store lists), or that nothing is.
+        found: String,
+    },
+    /// Zarr v3 and v2 metadata side by side at one node path (or a v2 array and group).
+    #[error("{url}: holds {found} side by side; a node has one format: delete one of them")]
+    MixedFormats {
+        /// URL of the node path.
+        url: String,
+        /// The documents found (e.g. "zarr.json and .zarray").
+        found: String,
     },
     /// The node is a group where an array was expected, or vice versa.
     #[error("{url}: expected {expected}, found {found}")]
@@ -132,48 +149,186 @@ pub enum Node {
     Group(Group),
 }
 
-/// Open the node at `path` (root: [`StoreKey::root`]), reading at most
-/// [`DEFAULT_MAX_METADATA_BYTES`] of its `zarr.json`.
+/// Open the node at `path` (root: [`StoreKey::root`]) of either format, reading at most
+/// [`DEFAULT_MAX_METADATA_BYTES`] of each metadata document.
 pub async fn open_node(store: &Store, path: &StoreKey) -> Result<Node, HierarchyError> {
     open_node_with_limit(store, path, DEFAULT_MAX_METADATA_BYTES).await
 }
 
-/// [`open_node`] reading at most `max_metadata_bytes` of the `zarr.json`: a larger document
+/// [`open_node`] reading at most `max_metadata_bytes` of each document: a larger document
 /// is [`MetadataError::TooLarge`], refused before more than the limit is read.
 pub async fn open_node_with_limit(
     store: &Store,
     path: &StoreKey,
     max_metadata_bytes: u64,
 ) -> Result<Node, HierarchyError> {
-    let key = meta_key(path)?;
-    let (bytes, version) = read_metadata(store, &key, max_metadata_bytes).await?;
-    let url = store.url_of(&key);
-    Ok(match NodeMetadata::parse(&bytes, &url)? {
+    open_node_as(store, path, max_metadata_bytes, None).await
+}
+
+/// A metadata document as read: its bytes and version.
+struct Doc {
+    bytes: Bytes,
+    version: ObjectVersion,
+}
+
+/// The document at `key`, `None` when it does not exist.
+async fn read_optional(
+    store: &Store,
+    key: &StoreKey,
+    max: u64,
+    wanted: bool,
+) -> Result<Option<Doc>, HierarchyError> {
+    if !wanted {
+        return Ok(None);
+    }
+    match read_metadata(store, key, max).await {
+        Ok((bytes, version)) => Ok(Some(Doc { bytes, version })),
+        Err(HierarchyError::NotFound { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// [`open_node_with_limit`] for the Zarr format `format` (`None`: either).
+///
+/// With the format unknown, `zarr.json`, `.zarray`, `.zgroup` and `.zattrs` are requested
+/// concurrently (four GETs, the latency of one — as zarr-python 3 does): a v3 node's
+/// `zarr.json` beside v2 documents is [`HierarchyError::MixedFormats`], and a path holding
+/// none is [`HierarchyError::NoNode`], which lists a few of the names stored there (one
+/// LIST). `Some(ZarrFormat::V3)` reads `zarr.json` alone (one GET; a missing one is
+/// [`HierarchyError::NotFound`]); `Some(ZarrFormat::V2)` the three v2 documents.
+pub async fn open_node_as(
+    store: &Store,
+    path: &StoreKey,
+    max_metadata_bytes: u64,
+    format: Option<ZarrFormat>,
+) -> Result<Node, HierarchyError> {
+    let max = max_metadata_bytes;
+    let (v3, v2) = (
+        format != Some(ZarrFormat::V2),
+        format != Some(ZarrFormat::V3),
+    );
+    let keys = [
+        path.join(ZARR_JSON)?,
+        path.join(ZARRAY)?,
+        path.join(ZGROUP)?,
+        path.join(ZATTRS)?,
+    ];
+    let (json, zarray, zgroup, zattrs) = futures::join!(
+        read_optional(store, &keys[0], max, v3),
+        read_optional(store, &keys[1], max, v2),
+        read_optional(store, &keys[2], max, v2),
+        read_optional(store, &keys[3], max, v2),
+    );
+    let (json, zarray, zgroup) = (json?, zarray?, zgroup?);
+    let found: Vec<&str> = [(&json, ZARR_JSON), (&zarray, ZARRAY), (&zgroup, ZGROUP)]
+        .into_iter()
+        .filter(|(d, _)| d.is_some())
+        .map(|(_, n)| n)
+        .collect();
+    if found.len() > 1 {
+        return Err(HierarchyError::MixedFormats {
+            url: store.url_of(path),
+            found: found.join(" and "),
+        });
+    }
+    let node = |meta: NodeMetadata, version, attrs_version| match meta {
         NodeMetadata::Array(meta) => Node::Array(ArrayNode {
             store: store.clone(),
             path: path.clone(),
             meta: *meta,
             version,
+            attrs_version,
         }),
         NodeMetadata::Group(meta) => Node::Group(Group {
             store: store.clone(),
             path: path.clone(),
             meta,
             version,
+            attrs_version,
         }),
-    })
+    };
+    if let Some(doc) = json {
+        let meta = NodeMetadata::parse(&doc.bytes, &store.url_of(&keys[0]))?;
+        return Ok(node(meta, doc.version, None));
+    }
+    let v2_doc = zarray.map(|d| (true, d)).or(zgroup.map(|d| (false, d)));
+    let Some((is_array, doc)) = v2_doc else {
+        if !v2 {
+            return Err(HierarchyError::NotFound {
+                url: store.url_of(&keys[0]),
+            });
+        }
+        return Err(HierarchyError::NoNode {
+            url: store.url_of(path),
+            found: describe_prefix(store, path).await,
+        });
+    };
+    let zattrs = zattrs?;
+    let attrs_url = store.url_of(&keys[3]);
+    let attrs = zattrs.as_ref().map(|d| &d.bytes[..]);
+    let meta = if is_array {
+        let url = store.url_of(&keys[1]);
+        NodeMetadata::Array(Box::new(crate::metadata::v2::parse_array(
+            &doc.bytes, attrs, &url, &attrs_url,
+        )?))
+    } else {
+        let url = store.url_of(&keys[2]);
+        NodeMetadata::Group(crate::metadata::v2::parse_group(
+            &doc.bytes, attrs, &url, &attrs_url,
+        )?)
+    };
+    Ok(node(meta, doc.version, zattrs.map(|d| d.version)))
 }
 
+/// What is stored under `path`, for [`HierarchyError::NoNode`]: up to eight names (with
+/// `/` for prefixes), nothing, or that the store could not list.
+async fn describe_prefix(store: &Store, path: &StoreKey) -> String {
+    const SHOWN: usize = 8;
+    match store.list_dir(path).await {
+        Ok(listing) => {
+            let names: Vec<String> = listing
+                .objects
+                .iter()
+                .cloned()
+                .chain(listing.prefixes.iter().map(|p| format!("{p}/")))
+                .collect();
+            if names.is_empty() {
+                return "nothing is stored there".into();
+            }
+            let more = names.len().saturating_sub(SHOWN);
+            let mut text = format!(
+                "found {}",
+                names
+                    .iter()
+                    .take(SHOWN)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            if more > 0 {
+                text.push_str(&format!(" and {more} more"));
+            }
+            text
+        }
+        Err(e) => format!("the store could not list it ({e})"),
+    }
+}
+
+/// The documents that make a node of either format (`.zattrs` goes with them).
+const NODE_DOCUMENTS: [&str; 4] = [ZARR_JSON, ZARRAY, ZGROUP, ZATTRS];
+
 /// Deletes the node at `path` and everything stored under it, metadata first: the node's own
-/// `zarr.json`, then every `zarr.json` below it, then the rest (on the local filesystem the
+/// metadata documents (`zarr.json`, or `.zarray` / `.zgroup` / `.zattrs`), then every one
+/// below it, then the rest (on the local filesystem the
 /// emptied directories too, so a new node's keys can be files where old ones were
 /// directories). An interrupted deletion leaves no node that reads with missing chunks: the
 /// nodes are gone before their data is.
 pub(crate) async fn delete_node(store: &Store, path: &StoreKey) -> Result<(), HierarchyError> {
-    let own = meta_key(path)?;
-    store.delete(&own).await?;
+    for name in NODE_DOCUMENTS {
+        store.delete(&path.join(name)?).await?;
+    }
     for key in store.list_prefix(path).await? {
-        if key.name() == Some(ZARR_JSON) {
+        if key.name().is_some_and(|n| NODE_DOCUMENTS.contains(&n)) {
             store.delete(&key).await?;
         }
     }
@@ -187,11 +342,18 @@ pub(crate) async fn delete_node(store: &Store, path: &StoreKey) -> Result<(), Hi
 pub(crate) async fn write_metadata_last(
     store: &Store,
     path: &StoreKey,
-    json: Vec<u8>,
+    mut docs: Vec<(&'static str, Vec<u8>)>,
 ) -> Result<ObjectVersion, HierarchyError> {
-    let key = &meta_key(path)?;
+    let Some((name, own)) = docs.pop() else {
+        return Ok(ObjectVersion::default());
+    };
+    // a v2 node's `.zattrs` first: the node exists once its own document does
+    for (other, bytes) in docs {
+        store.put(&path.join(other)?, Bytes::from(bytes)).await?;
+    }
+    let key = &path.join(name)?;
     Ok(store
-        .put_opts_or_overwrite(key, Bytes::from(json), PutMode::Create)
+        .put_opts_or_overwrite(key, Bytes::from(own), PutMode::Create)
         .await?)
 }
 
@@ -263,46 +425,90 @@ fn check_attributes(attributes: &Map<String, Value>) -> Result<(), HierarchyErro
     Ok(())
 }
 
-/// Writes the `zarr.json` of a new node at `path`.
+/// Writes the metadata documents of a new node at `path` (`docs`, the node's own document
+/// last: see [`ArrayMetadata::documents`]).
 ///
 /// With `overwrite`, everything stored under `path` (the old node's metadata, chunks and
 /// children) is deleted first ([`delete_node`]: metadata before data), so nothing of it can
-/// be read through the new node. Without,
-/// an existing `zarr.json` is [`HierarchyError::AlreadyExists`] (decided atomically by a
-/// create-if-absent PUT where the store has one), and objects under `path` without a
-/// `zarr.json` are [`HierarchyError::NotEmpty`].
+/// be read through the new node. Without, an existing node document (`zarr.json`,
+/// `.zarray` or `.zgroup`) is [`HierarchyError::AlreadyExists`] (decided atomically by a
+/// create-if-absent PUT where the store has one), and objects under `path` without one
+/// are [`HierarchyError::NotEmpty`]. Returns the versions of the node's own document and
+/// of `.zattrs` (when written).
 async fn write_new(
     store: &Store,
     path: &StoreKey,
-    json: Vec<u8>,
+    mut docs: Vec<(&'static str, Vec<u8>)>,
     overwrite: bool,
-) -> Result<ObjectVersion, HierarchyError> {
-    let key = &meta_key(path)?;
-    check_writable(&json, store, key)?;
-    let bytes = Bytes::from(json);
-    if overwrite {
+) -> Result<(ObjectVersion, Option<ObjectVersion>), HierarchyError> {
+    for (name, json) in &docs {
+        check_writable(json, store, &path.join(name)?)?;
+    }
+    let Some((name, own)) = docs.pop() else {
+        return Ok((ObjectVersion::default(), None));
+    };
+    let key = &path.join(name)?;
+    let bytes = Bytes::from(own);
+    let version = if overwrite {
         delete_node(store, path).await?;
-        return Ok(store.put(key, bytes).await?);
-    }
-    if !store.is_empty_prefix(path).await? {
-        let has_meta = match store.head(key).await {
-            Ok(_) => true,
-            Err(StoreError::NotFound { .. }) => false,
-            Err(e) => return Err(e.into()),
-        };
-        return Err(if has_meta {
-            HierarchyError::AlreadyExists {
-                url: store.url_of(key),
+        store.put(key, bytes).await?
+    } else {
+        if !store.is_empty_prefix(path).await? {
+            let mut existing = None;
+            for doc in [ZARR_JSON, ZARRAY, ZGROUP] {
+                let k = path.join(doc)?;
+                match store.head(&k).await {
+                    Ok(_) => {
+                        existing = Some(k);
+                        break;
+                    }
+                    Err(StoreError::NotFound { .. }) => {}
+                    Err(e) => return Err(e.into()),
+                }
             }
-        } else {
-            HierarchyError::NotEmpty {
-                url: store.url_of(path),
-            }
-        });
+            return Err(match existing {
+                Some(k) => HierarchyError::AlreadyExists {
+                    url: store.url_of(&k),
+                },
+                None => HierarchyError::NotEmpty {
+                    url: store.url_of(path),
+                },
+            });
+        }
+        store
+            .put_opts_or_overwrite(key, bytes, PutMode::Create)
+            .await?
+    };
+    // a v2 node's `.zattrs` after its own document (which decided the creation)
+    let mut attrs_version = None;
+    for (other, json) in docs {
+        attrs_version = Some(store.put(&path.join(other)?, Bytes::from(json)).await?);
     }
-    Ok(store
-        .put_opts_or_overwrite(key, bytes, PutMode::Create)
-        .await?)
+    Ok((version, attrs_version))
+}
+
+/// Writes the attributes of a v2 node to `.zattrs`: conditionally on the version read
+/// (`None`: the node had no `.zattrs`, created if absent), where the backend supports it.
+async fn write_zattrs(
+    store: &Store,
+    path: &StoreKey,
+    attributes: &Map<String, Value>,
+    version: Option<&ObjectVersion>,
+) -> Result<ObjectVersion, HierarchyError> {
+    let key = path.join(ZATTRS)?;
+    let json = serde_json::to_vec_pretty(attributes).unwrap_or_default();
+    check_writable(&json, store, &key)?;
+    let mode = match version {
+        Some(v) => PutMode::Update(v.clone()),
+        None => PutMode::Create,
+    };
+    match store
+        .put_opts_or_overwrite(&key, Bytes::from(json), mode)
+        .await
+    {
+        Err(StoreError::AlreadyExists { url }) => Err(HierarchyError::ConcurrentUpdate { url }),
+        r => Ok(r?),
+    }
 }
 
 /// Write updated metadata: conditional on the version read when the backend supports it.
@@ -326,6 +532,8 @@ pub struct Group {
     path: StoreKey,
     meta: GroupMetadata,
     version: ObjectVersion,
+    /// The version of a v2 group's `.zattrs` (`None`: absent, or a v3 group).
+    attrs_version: Option<ObjectVersion>,
 }
 
 impl Group {
@@ -344,7 +552,7 @@ impl Group {
         match open_node_with_limit(store, path, max_metadata_bytes).await? {
             Node::Group(g) => Ok(g),
             Node::Array(a) => Err(HierarchyError::WrongNodeType {
-                url: store.url_of(&meta_key(&a.path)?),
+                url: store.url_of(&a.own_document()?),
                 expected: "a group",
                 found: "an array",
             }),
@@ -360,14 +568,28 @@ impl Group {
         attributes: Map<String, Value>,
         overwrite: bool,
     ) -> Result<Self, HierarchyError> {
+        Self::create_as(store, path, attributes, overwrite, ZarrFormat::V3).await
+    }
+
+    /// [`Group::create`] in Zarr format `format` (v2: `.zgroup`, and `.zattrs` when there
+    /// are attributes).
+    pub async fn create_as(
+        store: &Store,
+        path: &StoreKey,
+        attributes: Map<String, Value>,
+        overwrite: bool,
+        format: ZarrFormat,
+    ) -> Result<Self, HierarchyError> {
         check_attributes(&attributes)?;
-        let meta = GroupMetadata::new(attributes);
-        let version = write_new(store, path, meta.to_json(), overwrite).await?;
+        let mut meta = GroupMetadata::new(attributes);
+        meta.zarr_format = format;
+        let (version, attrs_version) = write_new(store, path, meta.documents(), overwrite).await?;
         Ok(Group {
             store: store.clone(),
             path: path.clone(),
             meta,
             version,
+            attrs_version,
         })
     }
 
@@ -398,14 +620,26 @@ impl Group {
         let mut meta = self.meta.clone();
         f(&mut meta.attributes);
         check_attributes(&meta.attributes)?;
-        let key = meta_key(&self.path)?;
-        self.version = write_update(&self.store, &key, meta.to_json(), &self.version).await?;
+        if meta.zarr_format == ZarrFormat::V2 {
+            let v = write_zattrs(
+                &self.store,
+                &self.path,
+                &meta.attributes,
+                self.attrs_version.as_ref(),
+            )
+            .await?;
+            self.attrs_version = Some(v);
+        } else {
+            let key = meta_key(&self.path)?;
+            self.version = write_update(&self.store, &key, meta.to_json(), &self.version).await?;
+        }
         self.meta = meta;
         Ok(())
     }
 
-    /// The children: every sub-directory holding a `zarr.json`, sorted by name (names starting
-    /// with `__` are reserved and skipped; a sub-directory without `zarr.json` is not a node).
+    /// The children: every sub-directory holding a node of the group's format (`zarr.json`
+    /// for v3, `.zarray` or `.zgroup` for v2), sorted by name (names starting with `__` are
+    /// reserved and skipped; a sub-directory without one is not a node).
     /// Names are the stored names, whatever their characters (`a b`, `x#1`, `100%`); a name
     /// that is not a valid key (a backslash, a control character) is
     /// [`HierarchyError::InvalidName`], and a child whose `zarr.json` cannot be read or
@@ -424,9 +658,14 @@ impl Group {
                 }),
             })
             .collect::<Result<_, _>>()?;
-        // open the candidates concurrently (bounded by the store's concurrency option)
+        // open the candidates concurrently (bounded by the store's concurrency option), in
+        // the group's own format (a hierarchy has one)
+        let format = Some(self.meta.zarr_format);
         let opened: Vec<(String, Result<Node, HierarchyError>)> = futures::stream::iter(candidates)
-            .map(|(name, child)| async move { (name, open_node(&self.store, &child).await) })
+            .map(|(name, child)| async move {
+                let node = open_node_as(&self.store, &child, DEFAULT_MAX_METADATA_BYTES, format);
+                (name, node.await)
+            })
             .buffered(self.store.options().concurrency.max(1))
             .collect()
             .await;
@@ -435,7 +674,7 @@ impl Group {
             match res {
                 Ok(Node::Array(_)) => out.push((name, NodeKind::Array)),
                 Ok(Node::Group(_)) => out.push((name, NodeKind::Group)),
-                Err(HierarchyError::NotFound { .. }) => {}
+                Err(HierarchyError::NotFound { .. } | HierarchyError::NoNode { .. }) => {}
                 Err(e) => return Err(e),
             }
         }
@@ -447,13 +686,22 @@ impl Group {
         Ok(self.path.join(name)?)
     }
 
-    /// Create a child group.
+    /// Create a child group (in the group's own format).
     pub async fn create_group(
         &self,
         name: &str,
         attributes: Map<String, Value>,
     ) -> Result<Group, HierarchyError> {
-        Group::create(&self.store, &self.child_path(name)?, attributes, false).await
+        let path = self.child_path(name)?;
+        Group::create_as(&self.store, &path, attributes, false, self.meta.zarr_format).await
+    }
+
+    /// The key of the group's own metadata document (`zarr.json` or `.zgroup`).
+    pub fn own_document(&self) -> Result<StoreKey, HierarchyError> {
+        Ok(self.path.join(match self.meta.zarr_format {
+            ZarrFormat::V3 => ZARR_JSON,
+            ZarrFormat::V2 => ZGROUP,
+        })?)
     }
 
     /// Create a child array.
@@ -479,6 +727,8 @@ pub struct ArrayNode {
     path: StoreKey,
     meta: ArrayMetadata,
     version: ObjectVersion,
+    /// The version of a v2 array's `.zattrs` (`None`: absent, or a v3 array).
+    attrs_version: Option<ObjectVersion>,
 }
 
 impl ArrayNode {
@@ -487,16 +737,27 @@ impl ArrayNode {
         Self::open_with_limit(store, path, DEFAULT_MAX_METADATA_BYTES).await
     }
 
-    /// [`ArrayNode::open`] reading at most `max_metadata_bytes` of its `zarr.json`.
+    /// [`ArrayNode::open`] reading at most `max_metadata_bytes` of each metadata document.
     pub async fn open_with_limit(
         store: &Store,
         path: &StoreKey,
         max_metadata_bytes: u64,
     ) -> Result<Self, HierarchyError> {
-        match open_node_with_limit(store, path, max_metadata_bytes).await? {
+        Self::open_as(store, path, max_metadata_bytes, None).await
+    }
+
+    /// [`ArrayNode::open_with_limit`] for Zarr format `format` (`None`: either; see
+    /// [`open_node_as`] for the requests each makes).
+    pub async fn open_as(
+        store: &Store,
+        path: &StoreKey,
+        max_metadata_bytes: u64,
+        format: Option<ZarrFormat>,
+    ) -> Result<Self, HierarchyError> {
+        match open_node_as(store, path, max_metadata_bytes, format).await? {
             Node::Array(a) => Ok(a),
             Node::Group(g) => Err(HierarchyError::WrongNodeType {
-                url: store.url_of(&meta_key(&g.path)?),
+                url: store.url_of(&g.own_document()?),
                 expected: "an array",
                 found: "a group",
             }),
@@ -514,12 +775,13 @@ impl ArrayNode {
         overwrite: bool,
     ) -> Result<Self, HierarchyError> {
         let meta = spec.build()?;
-        let version = write_new(store, path, meta.to_json(), overwrite).await?;
+        let (version, attrs_version) = write_new(store, path, meta.documents()?, overwrite).await?;
         Ok(ArrayNode {
             store: store.clone(),
             path: path.clone(),
             meta,
             version,
+            attrs_version,
         })
     }
 
@@ -535,6 +797,7 @@ impl ArrayNode {
             path: path.clone(),
             meta: spec.build()?,
             version: ObjectVersion::default(),
+            attrs_version: None,
         })
     }
 
@@ -560,6 +823,14 @@ impl ArrayNode {
         self.meta.attributes()
     }
 
+    /// The key of the array's own metadata document (`zarr.json` or `.zarray`).
+    pub fn own_document(&self) -> Result<StoreKey, HierarchyError> {
+        Ok(self.path.join(match self.meta.zarr_format() {
+            ZarrFormat::V3 => ZARR_JSON,
+            ZarrFormat::V2 => ZARRAY,
+        })?)
+    }
+
     /// The store key of chunk (shard) `coords`.
     pub fn chunk_key(&self, coords: &[u64]) -> Result<StoreKey, HierarchyError> {
         Ok(self.path.join(&self.meta.chunk_key(coords))?)
@@ -576,8 +847,19 @@ impl ArrayNode {
         f(&mut attrs);
         check_attributes(&attrs)?;
         meta.set_attributes(attrs);
-        let key = meta_key(&self.path)?;
-        self.version = write_update(&self.store, &key, meta.to_json(), &self.version).await?;
+        if meta.zarr_format() == ZarrFormat::V2 {
+            let v = write_zattrs(
+                &self.store,
+                &self.path,
+                meta.attributes(),
+                self.attrs_version.as_ref(),
+            )
+            .await?;
+            self.attrs_version = Some(v);
+        } else {
+            let key = meta_key(&self.path)?;
+            self.version = write_update(&self.store, &key, meta.to_json(), &self.version).await?;
+        }
         self.meta = meta;
         Ok(())
     }

@@ -143,6 +143,34 @@ pub enum MetadataError {
         /// The limit.
         max: u64,
     },
+    /// A Zarr v2 `dtype` zarrflow does not read (yet): named, never read as raw bytes.
+    #[error("{key}: field `dtype`: data type `{dtype}` is not supported: {reason}")]
+    UnsupportedV2DataType {
+        /// Metadata key.
+        key: String,
+        /// The `dtype` as written.
+        dtype: String,
+        /// Why (e.g. "object arrays ... are not supported yet").
+        reason: String,
+    },
+    /// A Zarr v2 compressor or filter zarrflow has no codec for.
+    #[error(
+        "{key}: field `{field}`: unsupported codec `{id}` (zarrflow reads the v2 codecs zarrs implements: blosc, zstd, gzip, zlib, bz2, shuffle, fixedscaleoffset, ...)"
+    )]
+    UnsupportedV2Codec {
+        /// Metadata key.
+        key: String,
+        /// `compressor` or `filters[i]`.
+        field: String,
+        /// The codec's `id`.
+        id: String,
+    },
+    /// Metadata that Zarr v2 cannot hold (sharding, the `default` key encoding, ...).
+    #[error("not expressible in Zarr v2: {what}")]
+    NotExpressibleInV2 {
+        /// What v2 cannot hold.
+        what: String,
+    },
     /// An invalid creation request.
     #[error("invalid array specification: field `{field}`: {reason}")]
     InvalidSpec {

@@ -15,7 +15,7 @@ use super::{ArrayMetadata, CodecSpec, DataType};
 pub struct ArrayInfo {
     /// Always `"array"`.
     pub node_type: &'static str,
-    /// The Zarr format version of the metadata (3).
+    /// The Zarr format version of the metadata (2 or 3).
     pub zarr_format: u8,
     /// The array's shape.
     pub shape: Vec<u64>,
@@ -76,7 +76,7 @@ impl ArrayMetadata {
         let field = |k: &str| doc.get(k).cloned().unwrap_or(Value::Null);
         ArrayInfo {
             node_type: "array",
-            zarr_format: 3,
+            zarr_format: self.zarr_format().number(),
             shape: self.shape().to_vec(),
             data_type: field("data_type"),
             chunk_shape: self.shard_or_chunk_shape().map(<[u64]>::to_vec),

@@ -14,6 +14,7 @@ mod grid;
 mod info;
 pub mod limits;
 mod spec;
+pub mod v2;
 
 pub use codec_spec::CodecSpec;
 pub use data_type::{DataType, UnknownDataType};
@@ -23,6 +24,7 @@ pub use grid::{ChunkGridSpec, ChunkKeyEncodingSpec};
 pub use info::ArrayInfo;
 pub use limits::{DEFAULT_MAX_METADATA_BYTES, MAX_JSON_DEPTH};
 pub use spec::{ArraySpec, IntoDimensionName};
+pub use v2::{ZARRAY, ZATTRS, ZGROUP, ZarrFormat};
 
 use crate::codec::{CodecPipeline, sharding::fixed_size};
 use serde_json::{Map, Value};
@@ -252,6 +254,7 @@ pub struct ArrayMetadata {
     grid: ChunkGridSpec,
     key_encoding: ChunkKeyEncodingSpec,
     codecs: CodecPipeline,
+    zarr_format: ZarrFormat,
 }
 
 impl ArrayMetadata {
@@ -417,7 +420,20 @@ impl ArrayMetadata {
             grid,
             key_encoding,
             codecs,
+            zarr_format: ZarrFormat::V3,
         })
+    }
+
+    /// The same metadata marked as read from (or to be written in) `format`.
+    pub fn with_zarr_format(mut self, format: ZarrFormat) -> Self {
+        self.zarr_format = format;
+        self
+    }
+
+    /// The Zarr format the metadata was read from (or is written in): `.zarray` for v2,
+    /// `zarr.json` for v3. Everything else about the array is the same for both.
+    pub fn zarr_format(&self) -> ZarrFormat {
+        self.zarr_format
     }
 
     /// The zarrs metadata (as read; fill value as written in the document).
@@ -524,6 +540,27 @@ impl ArrayMetadata {
     pub fn to_json(&self) -> Vec<u8> {
         serde_json::to_vec_pretty(&self.to_value()).unwrap_or_default()
     }
+
+    /// The documents that store this array in its format, each with its name, the node's
+    /// own document last: `zarr.json` for v3; `.zattrs` (when there are attributes) and
+    /// `.zarray` for v2.
+    pub fn documents(&self) -> Result<Vec<(&'static str, Vec<u8>)>, MetadataError> {
+        match self.zarr_format {
+            ZarrFormat::V3 => Ok(vec![(ZARR_JSON, self.to_json())]),
+            ZarrFormat::V2 => {
+                let (zarray, zattrs) = v2::array_to_v2(self)?;
+                let mut docs = Vec::new();
+                if let Some(a) = zattrs {
+                    docs.push((ZATTRS, serde_json::to_vec_pretty(&a).unwrap_or_default()));
+                }
+                docs.push((
+                    ZARRAY,
+                    serde_json::to_vec_pretty(&zarray).unwrap_or_default(),
+                ));
+                Ok(docs)
+            }
+        }
+    }
 }
 
 /// Refuses a document whose values nest deeper than [`MAX_JSON_DEPTH`] (only values built
@@ -592,6 +629,8 @@ pub struct GroupMetadata {
     /// Additional top-level fields marked `"must_understand": false` (other than
     /// `consolidated_metadata`).
     pub extra: Map<String, Value>,
+    /// The format the group was read from (or is written in).
+    pub zarr_format: ZarrFormat,
 }
 
 impl GroupMetadata {
@@ -629,6 +668,7 @@ impl GroupMetadata {
             attributes,
             consolidated,
             extra,
+            zarr_format: ZarrFormat::V3,
         })
     }
 
@@ -657,6 +697,29 @@ impl GroupMetadata {
     /// Canonical `zarr.json` bytes (pretty-printed).
     pub fn to_json(&self) -> Vec<u8> {
         serde_json::to_vec_pretty(&self.to_value()).unwrap_or_default()
+    }
+
+    /// The documents that store this group in its format, the node's own document last:
+    /// `zarr.json` for v3; `.zattrs` (when there are attributes) and `.zgroup` for v2
+    /// (consolidated metadata is not written in v2).
+    pub fn documents(&self) -> Vec<(&'static str, Vec<u8>)> {
+        match self.zarr_format {
+            ZarrFormat::V3 => vec![(ZARR_JSON, self.to_json())],
+            ZarrFormat::V2 => {
+                let mut docs = Vec::new();
+                if !self.attributes.is_empty() {
+                    docs.push((
+                        ZATTRS,
+                        serde_json::to_vec_pretty(&self.attributes).unwrap_or_default(),
+                    ));
+                }
+                docs.push((
+                    ZGROUP,
+                    serde_json::to_vec_pretty(&v2::group_document()).unwrap_or_default(),
+                ));
+                docs
+            }
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 use super::limits::{self, DEFAULT_MAX_METADATA_BYTES};
 use super::{
     ArrayMetadata, ChunkGridSpec, ChunkKeyEncodingSpec, CodecSpec, DataType, MetadataError,
+    ZarrFormat,
 };
 use serde_json::{Map, Value, json};
 use zarrs::metadata::FillValueMetadata;
@@ -56,6 +57,8 @@ pub struct ArraySpec {
     pub dimension_names: Option<Vec<Option<String>>>,
     /// User attributes.
     pub attributes: Map<String, Value>,
+    /// The format written: `zarr.json` (v3, the default) or `.zarray` + `.zattrs` (v2).
+    pub zarr_format: ZarrFormat,
 }
 
 impl ArraySpec {
@@ -75,6 +78,7 @@ impl ArraySpec {
             chunk_key_encoding: ChunkKeyEncodingSpec::default(),
             dimension_names: None,
             attributes: Map::new(),
+            zarr_format: ZarrFormat::V3,
         }
     }
     /// A spec for `shape` and a [`DataType`].
@@ -147,6 +151,26 @@ impl ArraySpec {
         self.chunk_key_encoding = e;
         self
     }
+    /// Set the Zarr format written. For v2 the chunk key encoding becomes `v2` with `.`
+    /// when it was left at v3's default (`default` with `/`); v2 cannot hold sharding,
+    /// dimension names or the `default` key encoding
+    /// ([`MetadataError::NotExpressibleInV2`] from [`build`](Self::build)).
+    pub fn zarr_format(mut self, format: ZarrFormat) -> Self {
+        match format {
+            ZarrFormat::V2 if self.chunk_key_encoding == ChunkKeyEncodingSpec::default() => {
+                self.chunk_key_encoding = ChunkKeyEncodingSpec::V2 { separator: '.' };
+            }
+            ZarrFormat::V3
+                if self.chunk_key_encoding == (ChunkKeyEncodingSpec::V2 { separator: '.' })
+                    && self.zarr_format == ZarrFormat::V2 =>
+            {
+                self.chunk_key_encoding = ChunkKeyEncodingSpec::default();
+            }
+            _ => {}
+        }
+        self.zarr_format = format;
+        self
+    }
     /// Set dimension names: `["y", "x"]`, or `[Some("y"), None]` to leave one unnamed.
     pub fn dimension_names<N: IntoDimensionName>(
         mut self,
@@ -208,6 +232,7 @@ impl ArraySpec {
         spec.dimension_names = meta.dimension_names().map(<[_]>::to_vec);
         spec.attributes = meta.attributes().clone();
         spec.chunk_key_encoding = *meta.chunk_key_encoding();
+        spec.zarr_format = meta.zarr_format();
         spec
     }
 
@@ -356,6 +381,20 @@ impl ArraySpec {
         meta.dimension_names = self.dimension_names.as_ref().map(|n| n.to_vec());
         let am = ArrayMetadata::from_zarrs(meta, Map::new(), "<new array>")?;
         // re-parse the canonical form so that what is returned equals what a reader gets
+        if self.zarr_format == ZarrFormat::V2 {
+            let (zarray, zattrs) = super::v2::array_to_v2(&am)?;
+            let zarray = serde_json::to_vec_pretty(&zarray).unwrap_or_default();
+            let zattrs = zattrs.map(|a| serde_json::to_vec_pretty(&a).unwrap_or_default());
+            for doc in std::iter::once(&zarray).chain(zattrs.as_ref()) {
+                limits::check_size(doc.len() as u64, DEFAULT_MAX_METADATA_BYTES, "<new array>")?;
+            }
+            return super::v2::parse_array(
+                &zarray,
+                zattrs.as_deref(),
+                "<new array>",
+                "<new array>",
+            );
+        }
         let json = am.to_json();
         limits::check_size(json.len() as u64, DEFAULT_MAX_METADATA_BYTES, "<new array>")?;
         ArrayMetadata::parse(&json, "<new array>")

@@ -237,6 +237,10 @@ pub struct LayoutArgs {
     /// Where the shard index lies: start or end.
     #[arg(long, value_enum, value_name = "start|end")]
     pub index_location: Option<IndexLocation>,
+    /// The Zarr format written: 3 (zarr.json; the default for create, the source's for copy)
+    /// or 2 (.zarray/.zattrs; no sharding, v2 chunk keys).
+    #[arg(long, value_name = "2|3", value_parser = clap::value_parser!(u8).range(2..=3))]
+    pub zarr_format: Option<u8>,
 }
 
 /// `zarrflow create`.

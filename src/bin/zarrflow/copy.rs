@@ -58,6 +58,11 @@ fn layout_of(args: &LayoutArgs) -> Result<Layout> {
     if let Some(c) = &args.codec {
         layout = layout.codecs(c.codecs(None));
     }
+    if let Some(n) = args.zarr_format {
+        let format = zarrflow::ZarrFormat::from_number(n.into())
+            .ok_or_else(|| CliError::usage(format!("--zarr-format {n}: give 2 or 3")))?;
+        layout = layout.zarr_format(format);
+    }
     if let Some(loc) = args.index_location {
         if args.shards.is_none() {
             return Err(CliError::usage(

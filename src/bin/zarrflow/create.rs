@@ -36,6 +36,16 @@ pub fn apply_layout(
     if let Some(codec) = &layout.codec {
         spec = spec.codecs(codec.codecs(Some(element_size)));
     }
+    if let Some(n) = layout.zarr_format {
+        let format = zarrflow::ZarrFormat::from_number(n.into())
+            .ok_or_else(|| CliError::usage(format!("--zarr-format {n}: give 2 or 3")))?;
+        if format == zarrflow::ZarrFormat::V2 && spec.inner_chunk_shape.is_some() {
+            return Err(CliError::usage(
+                "--zarr-format 2 cannot hold sharding (give --chunks without --shards)",
+            ));
+        }
+        spec = spec.zarr_format(format);
+    }
     if let Some(loc) = layout.index_location {
         if spec.inner_chunk_shape.is_none() {
             return Err(CliError::usage(

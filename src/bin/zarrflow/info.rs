@@ -5,7 +5,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreScheme};
 use serde_json::{Map, Value, json};
 use zarrflow::hierarchy::{Group, Node, NodeKind, open_node};
-use zarrflow::metadata::ArrayMetadata;
+use zarrflow::metadata::{ArrayMetadata, ZARR_JSON, ZARRAY, ZATTRS, ZGROUP};
 use zarrflow::store::{Store, StoreKey};
 
 use crate::cli::InfoArgs;
@@ -48,6 +48,10 @@ async fn group_json(g: &Group) -> Result<Map<String, Value>> {
     let children = g.children().await?;
     let mut o = Map::new();
     o.insert("node_type".into(), json!("group"));
+    o.insert(
+        "zarr_format".into(),
+        json!(g.metadata().zarr_format.number()),
+    );
     o.insert("attributes".into(), Value::Object(g.attributes().clone()));
     o.insert(
         "children".into(),
@@ -89,10 +93,13 @@ async fn stats_json(store: &Store, meta: &ArrayMetadata) -> Result<Value> {
         .try_collect()
         .await
         .map_err(|e| CliError::from(e).context(format!("listing {}", store.url())))?;
-    let meta_doc = root.clone().join("zarr.json");
+    let meta_docs: Vec<Path> = [ZARR_JSON, ZARRAY, ZATTRS, ZGROUP]
+        .into_iter()
+        .map(|name| root.clone().join(name))
+        .collect();
     let (mut count, mut bytes) = (0u64, 0u128);
     for m in &metas {
-        if m.location != meta_doc {
+        if !meta_docs.contains(&m.location) {
             count += 1;
             bytes += u128::from(m.size);
         }
@@ -188,6 +195,7 @@ fn text(o: &Map<String, Value>) -> String {
     let mut lines = Vec::new();
     let mut line = |k: &str, v: String| lines.push(format!("{k:<19} {v}"));
     line("node_type", compact(&get("node_type")));
+    line("zarr_format", compact(&get("zarr_format")));
     if get("node_type") == json!("array") {
         line("shape", shape_text(&get("shape")));
         line("data_type", compact(&get("data_type")));

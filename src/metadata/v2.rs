@@ -1,0 +1,668 @@
+//! Zarr v2 metadata (pure: no I/O): `.zarray`, `.zgroup` and `.zattrs`.
+//!
+//! Reading parses each field into zarrs' v2 types (`ArrayMetadataV2`), converts the whole
+//! document with zarrs' v2→v3 conversion (`array_metadata_v2_to_v3`: data type and byte
+//! order, fill value, `order: "F"` as a `transpose` codec, filters and compressor as codecs,
+//! the `v2` chunk key encoding with the document's `dimension_separator`) and validates the
+//! result as every v3 array is ([`ArrayMetadata::from_zarrs`]): one [`ArrayMetadata`] for
+//! both formats, marked with its [`ZarrFormat`]. Data types zarrflow does not read yet
+//! (objects, strings, datetimes, structured types) are refused by name before anything is
+//! converted, never read as raw bytes.
+//!
+//! Writing ([`array_to_v2`]) maps the subset of v3 that v2 can hold: a regular grid, the
+//! `v2` chunk key encoding, `transpose` to F order, `bytes` in either byte order, the last
+//! bytes→bytes codec as the compressor (zstd, gzip, blosc, `numcodecs.zlib`,
+//! `numcodecs.bz2`, ...) and the other codecs with a v2 form as filters
+//! (`numcodecs.fixedscaleoffset`, `numcodecs.shuffle`, ...), written through zarrs' own v2
+//! codec configurations. Anything else is [`MetadataError::NotExpressibleInV2`].
+
+use std::fmt;
+use std::num::NonZeroU64;
+
+use serde_json::{Map, Value};
+use zarrs::convert::{ArrayMetadataV2ToV3Error, array_metadata_v2_to_v3};
+use zarrs::metadata::v2::{
+    ArrayMetadataV2, ArrayMetadataV2Order, DataTypeMetadataV2, GroupMetadataV2, MetadataV2,
+};
+use zarrs::metadata::{ChunkKeySeparator, FillValueMetadata};
+use zarrs::plugin::ExtensionName;
+
+use super::{
+    ArrayMetadata, ChunkGridSpec, ChunkKeyEncodingSpec, DataType, GroupMetadata, MetadataError,
+    parse_object, type_name, typed,
+};
+
+/// The v2 array metadata document of a node.
+pub const ZARRAY: &str = ".zarray";
+/// The v2 group metadata document of a node.
+pub const ZGROUP: &str = ".zgroup";
+/// The v2 attributes document of a node (absent: no attributes).
+pub const ZATTRS: &str = ".zattrs";
+
+/// The Zarr format of a node's metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ZarrFormat {
+    /// Zarr v2: `.zarray` / `.zgroup` (+ `.zattrs`).
+    V2,
+    /// Zarr v3: `zarr.json`.
+    #[default]
+    V3,
+}
+
+impl ZarrFormat {
+    /// The version number (2 or 3).
+    pub const fn number(self) -> u8 {
+        match self {
+            ZarrFormat::V2 => 2,
+            ZarrFormat::V3 => 3,
+        }
+    }
+
+    /// The format of version number `n` (2 or 3).
+    pub fn from_number(n: u64) -> Option<Self> {
+        match n {
+            2 => Some(ZarrFormat::V2),
+            3 => Some(ZarrFormat::V3),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ZarrFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.number())
+    }
+}
+
+const ARRAY_REQUIRED: [&str; 7] = [
+    "zarr_format",
+    "shape",
+    "chunks",
+    "dtype",
+    "compressor",
+    "fill_value",
+    "order",
+];
+
+/// Parse a `.zarray` document (at `key`, for errors) and its `.zattrs` (at `attrs_key`;
+/// `None` when absent) into the metadata every array has.
+pub fn parse_array(
+    zarray: &[u8],
+    zattrs: Option<&[u8]>,
+    key: &str,
+    attrs_key: &str,
+) -> Result<ArrayMetadata, MetadataError> {
+    let mut obj = parse_object(zarray, key)?;
+    check_format_v2(&obj, key)?;
+    for field in ARRAY_REQUIRED {
+        if !obj.contains_key(field) {
+            return Err(MetadataError::MissingField {
+                key: key.to_string(),
+                field: field.to_string(),
+            });
+        }
+    }
+    let take = |obj: &mut Map<String, Value>, f: &str| obj.remove(f).unwrap_or(Value::Null);
+    let dtype_value = take(&mut obj, "dtype");
+    let dtype = check_dtype(&dtype_value, key)?;
+    let shape: Vec<u64> = typed(take(&mut obj, "shape"), "shape", key)?;
+    let chunks: Vec<NonZeroU64> = typed(take(&mut obj, "chunks"), "chunks", key)?;
+    if chunks.len() != shape.len() {
+        return Err(MetadataError::InvalidField {
+            key: key.to_string(),
+            field: "chunks".into(),
+            reason: format!(
+                "rank {} does not match shape rank {}",
+                chunks.len(),
+                shape.len()
+            ),
+        });
+    }
+    let compressor: Option<MetadataV2> = typed(take(&mut obj, "compressor"), "compressor", key)?;
+    let mut fill_value: FillValueMetadata = typed(take(&mut obj, "fill_value"), "fill_value", key)?;
+    // null (no fill value) reads as zero, as zarr-python and TensorStore read it; zarrs' own
+    // mapping gives a scalar 0, which is no complex value
+    if matches!(fill_value, FillValueMetadata::Null) && dtype[1..].starts_with('c') {
+        fill_value = typed(serde_json::json!([0.0, 0.0]), "fill_value", key)?;
+    }
+    let order: ArrayMetadataV2Order = typed(take(&mut obj, "order"), "order", key)?;
+    let filters: Option<Vec<MetadataV2>> = match obj.remove("filters") {
+        None => None,
+        Some(v) => typed(v, "filters", key)?,
+    };
+    let separator: ChunkKeySeparator = match obj.remove("dimension_separator") {
+        None | Some(Value::Null) => ChunkKeySeparator::Dot,
+        Some(v) => typed(v, "dimension_separator", key)?,
+    };
+    let attributes = match zattrs {
+        None => Map::new(),
+        Some(bytes) => parse_attributes(bytes, attrs_key)?,
+    };
+    let v2 = ArrayMetadataV2::new(
+        shape,
+        chunks,
+        DataTypeMetadataV2::Simple(dtype.clone()),
+        fill_value,
+        compressor.clone(),
+        filters.clone(),
+    )
+    .with_order(order)
+    .with_dimension_separator(separator)
+    .with_attributes(attributes);
+    let v3 = array_metadata_v2_to_v3(&v2).map_err(|e| match e {
+        ArrayMetadataV2ToV3Error::UnsupportedCodec(id, _) => {
+            let field = match (&compressor, &filters) {
+                (Some(c), _) if c.id() == id => "compressor".to_string(),
+                (_, Some(fs)) => fs
+                    .iter()
+                    .position(|f| f.id() == id)
+                    .map_or("filters".to_string(), |i| format!("filters[{i}]")),
+                _ => "filters".to_string(),
+            };
+            MetadataError::UnsupportedV2Codec {
+                key: key.to_string(),
+                field,
+                id,
+            }
+        }
+        ArrayMetadataV2ToV3Error::UnsupportedFillValue(data_type, v) => {
+            MetadataError::InvalidFillValue {
+                key: key.to_string(),
+                data_type,
+                value: serde_json::to_string(&v).unwrap_or_default(),
+            }
+        }
+        ArrayMetadataV2ToV3Error::UnsupportedDataType(_)
+        | ArrayMetadataV2ToV3Error::InvalidEndianness(_) => MetadataError::UnsupportedV2DataType {
+            key: key.to_string(),
+            dtype: dtype.clone(),
+            reason: e.to_string(),
+        },
+        e => MetadataError::InvalidField {
+            key: key.to_string(),
+            field: "filters".into(),
+            reason: e.to_string(),
+        },
+    })?;
+    Ok(ArrayMetadata::from_zarrs(v3, Map::new(), key)?.with_zarr_format(ZarrFormat::V2))
+}
+
+/// Parse a `.zgroup` document (at `key`) and its `.zattrs` (at `attrs_key`; `None` when
+/// absent).
+pub fn parse_group(
+    zgroup: &[u8],
+    zattrs: Option<&[u8]>,
+    key: &str,
+    attrs_key: &str,
+) -> Result<GroupMetadata, MetadataError> {
+    let obj = parse_object(zgroup, key)?;
+    check_format_v2(&obj, key)?;
+    let attributes = match zattrs {
+        None => Map::new(),
+        Some(bytes) => parse_attributes(bytes, attrs_key)?,
+    };
+    let mut g = GroupMetadata::new(attributes);
+    g.zarr_format = ZarrFormat::V2;
+    Ok(g)
+}
+
+/// Parse a `.zattrs` document: a JSON object.
+pub fn parse_attributes(json: &[u8], key: &str) -> Result<Map<String, Value>, MetadataError> {
+    parse_object(json, key)
+}
+
+fn check_format_v2(obj: &Map<String, Value>, key: &str) -> Result<(), MetadataError> {
+    match obj.get("zarr_format") {
+        Some(v) if v.as_u64() == Some(2) => Ok(()),
+        Some(v) => Err(MetadataError::UnsupportedZarrFormat {
+            key: key.to_string(),
+            found: crate::index::json::excerpt(v),
+        }),
+        None => Err(MetadataError::MissingField {
+            key: key.to_string(),
+            field: "zarr_format".into(),
+        }),
+    }
+}
+
+/// The `dtype` string when it is one zarrflow reads (`b1`, `i1`..`i8`, `u1`..`u8`, `f2`..`f8`,
+/// `c8`, `c16`, `V<n>`, in either byte order); every other NumPy type is refused by name.
+fn check_dtype(v: &Value, key: &str) -> Result<String, MetadataError> {
+    let unsupported = |dtype: String, reason: &str| MetadataError::UnsupportedV2DataType {
+        key: key.to_string(),
+        dtype,
+        reason: reason.to_string(),
+    };
+    let s = match v {
+        Value::String(s) => s.clone(),
+        Value::Array(_) => {
+            return Err(unsupported(
+                crate::index::json::excerpt(v),
+                "structured data types are not supported yet",
+            ));
+        }
+        other => {
+            return Err(MetadataError::InvalidField {
+                key: key.to_string(),
+                field: "dtype".into(),
+                reason: format!("expected a NumPy type string, found {}", type_name(other)),
+            });
+        }
+    };
+    let (order, code) = match s.chars().next() {
+        Some(c @ ('<' | '>' | '|')) => (c, &s[1..]),
+        _ => {
+            return Err(MetadataError::InvalidField {
+                key: key.to_string(),
+                field: "dtype".into(),
+                reason: format!("{s:?} does not start with a byte order (<, > or |)"),
+            });
+        }
+    };
+    let _ = order;
+    let kind = code.chars().next().unwrap_or(' ');
+    let size = &code[kind.len_utf8().min(code.len())..];
+    let fixed = match kind {
+        'b' => size == "1",
+        'i' | 'u' => matches!(size, "1" | "2" | "4" | "8"),
+        'f' => matches!(size, "2" | "4" | "8"),
+        'c' => matches!(size, "8" | "16"),
+        'V' => size.parse::<u32>().is_ok_and(|n| n > 0),
+        _ => false,
+    };
+    if fixed {
+        return Ok(s);
+    }
+    let reason = match kind {
+        'O' => "object arrays (variable-length strings or bytes) are not supported yet",
+        'U' | 'S' => "fixed-width strings are not supported yet",
+        'M' | 'm' => "datetime64 / timedelta64 are not supported yet",
+        'b' | 'i' | 'u' | 'f' | 'c' | 'V' => "this size is not a Zarr data type",
+        _ => "not a NumPy type zarrflow reads",
+    };
+    Err(unsupported(s, reason))
+}
+
+/// The `.zarray` document (without attributes) and `.zattrs` (`None` when there are no
+/// attributes) of `meta` in Zarr v2, or [`MetadataError::NotExpressibleInV2`] naming what
+/// v2 cannot hold.
+pub fn array_to_v2(meta: &ArrayMetadata) -> Result<(Value, Option<Value>), MetadataError> {
+    let not = |what: String| MetadataError::NotExpressibleInV2 { what };
+    if meta.codecs().sharding().is_some() {
+        return Err(not("sharding (`sharding_indexed`: v2 has no shards)".into()));
+    }
+    let ChunkGridSpec::Regular { chunk_shape } = meta.chunk_grid() else {
+        return Err(not("a rectilinear chunk grid".into()));
+    };
+    let separator = match meta.chunk_key_encoding() {
+        ChunkKeyEncodingSpec::V2 { separator } => *separator,
+        ChunkKeyEncodingSpec::Default { .. } => {
+            return Err(not(
+                "the `default` chunk key encoding (v2 keys have no `c` prefix)".into(),
+            ));
+        }
+    };
+    if meta
+        .dimension_names()
+        .is_some_and(|n| n.iter().any(Option::is_some))
+    {
+        return Err(not("dimension names".into()));
+    }
+    if !meta.extra_fields().is_empty() {
+        return Err(not("additional metadata fields".into()));
+    }
+    let dtype = meta
+        .dtype()
+        .ok_or_else(|| not(format!("data type {}", meta.data_type())))?;
+    let codecs = meta.codecs().metadata();
+    let rank = meta.rank();
+    let mut i = 0;
+    let mut order = "C";
+    if let Some(t) = codecs.get(i).filter(|c| c.name() == "transpose") {
+        let f_order: Vec<u64> = (0..rank as u64).rev().collect();
+        let got: Option<Vec<u64>> = t
+            .configuration()
+            .and_then(|c| c.get("order"))
+            .and_then(|v| serde_json::from_value(v.clone()).ok());
+        if got.as_deref() != Some(&f_order[..]) {
+            return Err(not(format!(
+                "transpose order {} (v2 has only C and F order)",
+                t.configuration()
+                    .and_then(|c| c.get("order"))
+                    .map_or("?".to_string(), |v| v.to_string())
+            )));
+        }
+        order = "F";
+        i += 1;
+    }
+    // v2 filters: the codecs around `bytes` other than the last bytes-to-bytes one (zarrs'
+    // v2->v3 conversion puts them before `bytes`), in order; that last one is the compressor
+    let b = codecs[i..]
+        .iter()
+        .position(|c| c.name() == "bytes")
+        .map(|p| p + i)
+        .ok_or_else(|| not("a codec chain without the bytes codec".into()))?;
+    let bytes = &codecs[b];
+    let big = bytes
+        .configuration()
+        .and_then(|c| c.get("endian"))
+        .and_then(Value::as_str)
+        == Some("big");
+    let after = &codecs[b + 1..];
+    let (compressor, after_filters) = match after.split_last() {
+        None => (Value::Null, &[][..]),
+        Some((last, rest)) => (v2_codec(last)?, rest),
+    };
+    let filters: Vec<Value> = codecs[i..b]
+        .iter()
+        .chain(after_filters)
+        .map(v2_codec)
+        .collect::<Result<_, _>>()?;
+    let filters = if filters.is_empty() {
+        Value::Null
+    } else {
+        Value::Array(filters)
+    };
+    let dtype_str = v2_dtype(dtype, big).ok_or_else(|| not(format!("data type {dtype}")))?;
+    let fill = v2_fill_value(meta.fill_value_metadata(), dtype)?;
+    let mut o = Map::new();
+    o.insert("zarr_format".into(), Value::from(2));
+    o.insert("shape".into(), serde_json::json!(meta.shape()));
+    o.insert("chunks".into(), serde_json::json!(chunk_shape));
+    o.insert("dtype".into(), Value::from(dtype_str));
+    o.insert("compressor".into(), compressor);
+    o.insert("fill_value".into(), fill);
+    o.insert("order".into(), Value::from(order));
+    o.insert("filters".into(), filters);
+    o.insert(
+        "dimension_separator".into(),
+        Value::from(separator.to_string()),
+    );
+    let attrs = (!meta.attributes().is_empty()).then(|| Value::Object(meta.attributes().clone()));
+    Ok((Value::Object(o), attrs))
+}
+
+/// The `.zgroup` document.
+pub fn group_document() -> Value {
+    serde_json::to_value(GroupMetadataV2::new()).unwrap_or(Value::Null)
+}
+
+/// The v2 form (`{"id": ..., ...}`) of one v3 codec, from zarrs' own v2 name and
+/// configuration of the codec.
+fn v2_codec(c: &zarrs::metadata::v3::MetadataV3) -> Result<Value, MetadataError> {
+    let not = || MetadataError::NotExpressibleInV2 {
+        what: format!("codec `{}` (it has no Zarr v2 form)", c.name()),
+    };
+    let codec = zarrs::array::Codec::from_metadata(c).map_err(|_| not())?;
+    let id = codec.name_v2().ok_or_else(not)?;
+    let cfg = codec
+        .configuration_v2(&Default::default())
+        .unwrap_or_default();
+    let mut o = Map::new();
+    let zstd = id == "zstd";
+    o.insert("id".into(), Value::from(id.into_owned()));
+    for (k, v) in cfg.iter() {
+        // numcodecs' Zstd config as zarr-python writes it: `checksum` only when on
+        // (TensorStore's `zarr` driver refuses the member)
+        if zstd && k == "checksum" && v == &Value::Bool(false) {
+            continue;
+        }
+        o.insert(k.clone(), v.clone());
+    }
+    Ok(Value::Object(o))
+}
+
+/// The NumPy type string of `dtype` in the given byte order (`None` for raw types, not
+/// written in v2 yet).
+fn v2_dtype(dtype: DataType, big: bool) -> Option<String> {
+    if matches!(dtype, DataType::Raw { .. }) {
+        return None;
+    }
+    let s = dtype.numpy_str();
+    Some(if big && s.starts_with('<') {
+        format!(">{}", &s[1..])
+    } else {
+        s.to_string()
+    })
+}
+
+/// The v2 form of a canonical v3 fill value: numbers and booleans as they are, NaN and the
+/// infinities by name; NaN payloads (hex strings) and complex / raw values are refused.
+fn v2_fill_value(fill: FillValueMetadata, dtype: DataType) -> Result<Value, MetadataError> {
+    let v = serde_json::to_value(&fill).unwrap_or(Value::Null);
+    let scalar = |v: &Value| match v {
+        Value::Bool(_) | Value::Number(_) => true,
+        Value::String(s) => matches!(s.as_str(), "NaN" | "Infinity" | "-Infinity"),
+        _ => false,
+    };
+    let complex = matches!(dtype, DataType::Complex64 | DataType::Complex128);
+    let ok = match &v {
+        // zarr-python writes a complex fill value as [re, im]
+        Value::Array(parts) if complex => parts.len() == 2 && parts.iter().all(scalar),
+        v => scalar(v),
+    };
+    if ok {
+        return Ok(v);
+    }
+    Err(MetadataError::NotExpressibleInV2 {
+        what: format!("fill value {v} of data type {dtype} (NaN payloads have no v2 form)"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &str = "a/.zarray";
+
+    fn doc(extra: Value) -> Vec<u8> {
+        let mut base = serde_json::json!({
+            "zarr_format": 2, "shape": [4, 6], "chunks": [2, 3], "dtype": "<i4",
+            "compressor": null, "fill_value": 0, "order": "C", "filters": null
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            if v.is_null() && k.starts_with('-') {
+                base.as_object_mut().unwrap().remove(&k[1..]);
+            } else {
+                base[k] = v.clone();
+            }
+        }
+        serde_json::to_vec(&base).unwrap()
+    }
+
+    fn err(extra: Value) -> MetadataError {
+        parse_array(&doc(extra), None, KEY, "a/.zattrs").unwrap_err()
+    }
+
+    #[test]
+    fn a_plain_array_converts_to_the_v2_key_encoding() {
+        let m = parse_array(&doc(serde_json::json!({})), None, KEY, "k").unwrap();
+        assert_eq!(m.zarr_format(), ZarrFormat::V2);
+        assert_eq!(m.shape(), &[4, 6]);
+        assert_eq!(m.chunk_key(&[1, 2]), "1.2");
+        assert_eq!(m.chunk_key(&[]), "0");
+        assert!(m.attributes().is_empty());
+        let slash = parse_array(
+            &doc(serde_json::json!({"dimension_separator": "/"})),
+            Some(br#"{"units": "m"}"#),
+            KEY,
+            "k",
+        )
+        .unwrap();
+        assert_eq!(slash.chunk_key(&[1, 2]), "1/2");
+        assert_eq!(slash.attributes()["units"], "m");
+    }
+
+    #[test]
+    fn order_f_is_a_transpose_and_big_endian_a_bytes_order() {
+        let m = parse_array(
+            &doc(serde_json::json!({"order": "F", "dtype": ">f8", "fill_value": "NaN"})),
+            None,
+            KEY,
+            "k",
+        )
+        .unwrap();
+        let names: Vec<&str> = m.codecs().metadata().iter().map(|c| c.name()).collect();
+        assert_eq!(names, ["transpose", "bytes"]);
+        assert!(m.fill_value().as_ne_bytes() == f64::NAN.to_ne_bytes());
+        for (fill, want) in [
+            ("Infinity", f64::INFINITY),
+            ("-Infinity", f64::NEG_INFINITY),
+        ] {
+            let m = parse_array(
+                &doc(serde_json::json!({"dtype": "<f8", "fill_value": fill})),
+                None,
+                KEY,
+                "k",
+            )
+            .unwrap();
+            assert_eq!(m.fill_value().as_ne_bytes(), want.to_ne_bytes());
+        }
+        let null = parse_array(
+            &doc(serde_json::json!({"fill_value": null})),
+            None,
+            KEY,
+            "k",
+        )
+        .unwrap();
+        assert_eq!(null.fill_value().as_ne_bytes(), 0i32.to_ne_bytes());
+    }
+
+    #[test]
+    fn missing_and_invalid_fields_name_the_document_and_field() {
+        for field in ARRAY_REQUIRED {
+            let e = err(serde_json::json!({ format!("-{field}"): null }));
+            assert!(
+                matches!(&e, MetadataError::MissingField { key, field: f } if key == KEY && f == field),
+                "{field}: {e}"
+            );
+        }
+        let e = err(serde_json::json!({"order": "X"}));
+        assert!(
+            matches!(&e, MetadataError::InvalidField { field, .. } if field == "order"),
+            "{e}"
+        );
+        let e = err(serde_json::json!({"chunks": [2]}));
+        assert!(
+            matches!(&e, MetadataError::InvalidField { field, .. } if field == "chunks"),
+            "{e}"
+        );
+        let e = err(serde_json::json!({"chunks": [0, 3]}));
+        assert!(
+            matches!(&e, MetadataError::InvalidField { field, .. } if field == "chunks"),
+            "{e}"
+        );
+        let e = err(serde_json::json!({"dimension_separator": "-"}));
+        assert!(
+            matches!(&e, MetadataError::InvalidField { field, .. } if field == "dimension_separator"),
+            "{e}"
+        );
+        let e = err(serde_json::json!({"zarr_format": 3}));
+        assert!(
+            matches!(&e, MetadataError::UnsupportedZarrFormat { .. }),
+            "{e}"
+        );
+        let e = err(serde_json::json!({"dtype": 4}));
+        assert!(
+            matches!(&e, MetadataError::InvalidField { field, .. } if field == "dtype"),
+            "{e}"
+        );
+        let e = err(serde_json::json!({"dtype": "i4"}));
+        assert!(
+            matches!(&e, MetadataError::InvalidField { field, .. } if field == "dtype"),
+            "{e}"
+        );
+        let e = err(serde_json::json!({"fill_value": "zero"}));
+        assert!(matches!(&e, MetadataError::InvalidFillValue { .. }), "{e}");
+        let e = parse_array(b"[1]", None, KEY, "k").unwrap_err();
+        assert!(matches!(&e, MetadataError::MalformedJson { .. }), "{e}");
+        let e =
+            parse_array(&doc(serde_json::json!({})), Some(b"[]"), KEY, "a/.zattrs").unwrap_err();
+        assert!(
+            matches!(&e, MetadataError::MalformedJson { key, .. } if key == "a/.zattrs"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unsupported_data_types_are_named_not_read_as_bytes() {
+        for dtype in [
+            "|O", "<U5", "|S3", "<M8[ns]", "<m8[s]", "<f16", "<i3", "|b2",
+        ] {
+            let e = err(serde_json::json!({ "dtype": dtype }));
+            let MetadataError::UnsupportedV2DataType { dtype: got, .. } = &e else {
+                panic!("{dtype}: {e}");
+            };
+            assert_eq!(got, dtype);
+            assert!(e.to_string().contains(dtype), "{e}");
+        }
+        let e = err(serde_json::json!({ "dtype": [["a", "<i4"], ["b", "<f8"]] }));
+        assert!(e.to_string().contains("structured"), "{e}");
+        assert!(matches!(e, MetadataError::UnsupportedV2DataType { .. }));
+        let e = err(serde_json::json!({ "dtype": "|O", "filters": [{"id": "vlen-utf8"}] }));
+        assert!(e.to_string().contains("not supported yet"), "{e}");
+    }
+
+    #[test]
+    fn unsupported_codecs_are_named_with_their_field() {
+        let e = err(serde_json::json!({"compressor": {"id": "lz4", "acceleration": 1}}));
+        assert!(
+            matches!(&e, MetadataError::UnsupportedV2Codec { field, id, .. } if field == "compressor" && id == "lz4"),
+            "{e}"
+        );
+        let e = err(serde_json::json!({"filters": [{"id": "delta", "dtype": "<i4"}]}));
+        assert!(
+            matches!(&e, MetadataError::UnsupportedV2Codec { field, id, .. } if field == "filters[0]" && id == "delta"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("delta"), "{e}");
+    }
+
+    #[test]
+    fn groups_read_their_attributes() {
+        let g = parse_group(
+            br#"{"zarr_format": 2}"#,
+            Some(br#"{"a": 1}"#),
+            "g/.zgroup",
+            "k",
+        )
+        .unwrap();
+        assert_eq!(g.attributes["a"], 1);
+        assert_eq!(g.zarr_format, ZarrFormat::V2);
+        let e = parse_group(br#"{}"#, None, "g/.zgroup", "k").unwrap_err();
+        assert!(matches!(e, MetadataError::MissingField { .. }), "{e}");
+    }
+
+    #[test]
+    fn writing_round_trips_and_refuses_what_v2_cannot_hold() {
+        let m = parse_array(
+            &doc(serde_json::json!({
+                "order": "F", "dtype": ">u2", "fill_value": 7,
+                "compressor": {"id": "zstd", "level": 3, "checksum": false},
+                "dimension_separator": "/"
+            })),
+            Some(br#"{"x": [1]}"#),
+            KEY,
+            "k",
+        )
+        .unwrap();
+        let (zarray, zattrs) = array_to_v2(&m).unwrap();
+        assert_eq!(zarray["order"], "F");
+        assert_eq!(zarray["dtype"], ">u2");
+        assert_eq!(zarray["fill_value"], 7);
+        assert_eq!(zarray["compressor"]["id"], "zstd");
+        assert_eq!(zarray["dimension_separator"], "/");
+        assert_eq!(zattrs.unwrap()["x"], serde_json::json!([1]));
+        let again = parse_array(&serde_json::to_vec(&zarray).unwrap(), None, KEY, "k").unwrap();
+        assert_eq!(again.codecs().metadata(), m.codecs().metadata());
+        let sharded = crate::metadata::ArraySpec::new([8], "uint8")
+            .shard_shape([4])
+            .inner_chunk_shape([2])
+            .chunk_key_encoding(ChunkKeyEncodingSpec::V2 { separator: '.' })
+            .build()
+            .unwrap();
+        let e = array_to_v2(&sharded).unwrap_err();
+        assert!(matches!(e, MetadataError::NotExpressibleInV2 { .. }), "{e}");
+        assert!(e.to_string().contains("sharding_indexed"), "{e}");
+    }
+}
