@@ -1,14 +1,17 @@
-//! `zarr.json` parsing: any bytes either parse or give a `MetadataError`; a parsed array's
-//! canonical JSON parses again; a small parsed array opens and reads (all fill value) and
-//! writes through the whole execution path on an in-memory store.
+//! `zarr.json` and Zarr v2 `.zarray` parsing: any bytes either parse or give a
+//! `MetadataError`; a parsed array's canonical JSON parses again (a `.zarray` that parses
+//! and can be written back as v2 parses again from that, with the same shape); a small
+//! parsed array opens and reads (all fill value) and writes through the whole execution
+//! path on an in-memory store.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use zarrflow::array::{Array, ArrayOptions, block_on};
-use zarrflow::metadata::{ArrayMetadata, NodeMetadata};
+use zarrflow::metadata::{ArrayMetadata, NodeMetadata, v2};
 use zarrflow::store::{Store, StoreKey};
 
 fuzz_target!(|data: &[u8]| {
+    zarray(data);
     let Ok(NodeMetadata::Array(meta)) = NodeMetadata::parse(data, "zarr.json") else {
         return;
     };
@@ -40,3 +43,19 @@ fuzz_target!(|data: &[u8]| {
         Some(())
     });
 });
+
+/// The same bytes as a v2 `.zarray` (no `.zattrs`).
+fn zarray(data: &[u8]) {
+    let Ok(meta) = v2::parse_array(data, None, ".zarray", ".zattrs") else {
+        return;
+    };
+    let again = ArrayMetadata::parse(&meta.to_json(), "zarr.json (from .zarray)")
+        .expect("the canonical v3 form of a parsed .zarray must parse");
+    assert_eq!(again.shape(), meta.shape());
+    if let Ok((doc, _)) = v2::array_to_v2(&meta) {
+        let text = serde_json::to_vec(&doc).expect("JSON");
+        let back = v2::parse_array(&text, None, ".zarray (written)", ".zattrs")
+            .expect("a .zarray zarrflow writes must parse");
+        assert_eq!(back.shape(), meta.shape());
+    }
+}
