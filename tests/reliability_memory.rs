@@ -269,11 +269,12 @@ async fn writing_a_shard_of_40_000_inner_chunks_streams_its_parts() {
     let (written, partial_heap) = transient_heap(view.write(&values.view())).await;
     written.unwrap();
     let back = array.view().read::<u8>().await.unwrap();
-    for ((r, c), &v) in back
-        .indexed_iter()
-        .map(|(ix, v)| ((ix[0], ix[1]), v))
-    {
-        let want = if r % 2 == 0 { ((r / 2 + c) as u8) | 1 } else { 5 };
+    for ((r, c), &v) in back.indexed_iter().map(|(ix, v)| ((ix[0], ix[1]), v)) {
+        let want = if r % 2 == 0 {
+            ((r / 2 + c) as u8) | 1
+        } else {
+            5
+        };
         assert_eq!(v, want, "cell ({r}, {c})");
     }
     eprintln!(
