@@ -121,3 +121,41 @@ fn alloc(bytes: u64) -> CodecError {
         bytes,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zarrs::metadata::v3::MetadataV3;
+
+    fn codec(location: IndexLocation) -> ShardIndexCodec {
+        let bytes = MetadataV3::new_with_configuration(
+            "bytes",
+            serde_json::Map::from_iter([("endian".to_string(), serde_json::json!("little"))]),
+        );
+        ShardIndexCodec::new(&[bytes], &[4], location, "codecs[0]").unwrap()
+    }
+
+    #[test]
+    fn inner_chunks_are_laid_out_in_order_with_the_index_in_place() {
+        for location in [IndexLocation::Start, IndexLocation::End] {
+            let codec = codec(location);
+            let mut shard = ShardAssembler::new(codec.clone(), "s").unwrap();
+            shard.append(1, b"abc").unwrap();
+            shard.append(3, b"de").unwrap();
+            // out of order, twice, or past the end: refused
+            assert!(shard.append(3, b"x").is_err());
+            assert!(shard.append(0, b"x").is_err());
+            assert!(shard.append(4, b"x").is_err());
+            let bytes = shard.finish().unwrap().unwrap();
+            let n = codec.encoded_size() as usize;
+            assert_eq!(bytes.len(), n + 5);
+            let index = codec.decode_from_shard(&bytes, "s").unwrap();
+            let (a, b) = (index.get(1).unwrap(), index.get(3).unwrap());
+            assert_eq!(&bytes[a.start as usize..a.end as usize], b"abc");
+            assert_eq!(&bytes[b.start as usize..b.end as usize], b"de");
+            assert!(index.get(0).is_none() && index.get(2).is_none());
+        }
+        let empty = ShardAssembler::new(codec(IndexLocation::End), "s").unwrap();
+        assert_eq!(empty.finish().unwrap(), None);
+    }
+}
