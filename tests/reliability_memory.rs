@@ -5,7 +5,9 @@
 //!   set after the warm-up rounds (caches are byte-bounded; nothing accumulates per round);
 //! - plans run as a stream: reading or writing 40,000 one-cell chunks takes the result and
 //!   the work in flight, not a lowered operation per chunk (heap peaks counted by the
-//!   allocator below);
+//!   allocator below); within a shard too: reading or writing (whole, or partly into the
+//!   stored shard) one shard of 40,000 inner chunks takes a small multiple of the shard's
+//!   size, not a lowered operation per inner chunk;
 //! - a points message takes a few bytes a coordinate, parsed and read.
 
 use std::alloc::{GlobalAlloc, Layout, System};
