@@ -5,7 +5,9 @@
 //!   set after the warm-up rounds (caches are byte-bounded; nothing accumulates per round);
 //! - plans run as a stream: reading or writing 40,000 one-cell chunks takes the result and
 //!   the work in flight, not a lowered operation per chunk (heap peaks counted by the
-//!   allocator below);
+//!   allocator below); within a shard too: reading or writing (whole, or partly into the
+//!   stored shard) one shard of 40,000 inner chunks takes a small multiple of the shard's
+//!   size, not a lowered operation per inner chunk;
 //! - a points message takes a few bytes a coordinate, parsed and read.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -244,4 +246,55 @@ async fn reading_a_shard_of_40_000_inner_chunks_streams_its_parts() {
     // the shard's bytes, its index (640 KB) and 1024 parts at a time; before, a part per
     // inner chunk: ~17 MB
     assert!(heap < PLAN_HEAP, "reading took {heap} bytes on the way");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writing_a_shard_of_40_000_inner_chunks_streams_its_parts() {
+    let _serial = SERIAL.lock().await;
+    let store = Store::memory();
+    let spec = ArraySpec::new(vec![200, 200], "uint8")
+        .shard_shape(vec![200, 200])
+        .inner_chunk_shape(vec![1, 1]);
+    let array = Array::create(&store, &StoreKey::root(), &spec, ArrayOptions::default())
+        .await
+        .unwrap();
+    let key = StoreKey::new("c/0/0").unwrap();
+    // the whole shard: covered, so written without a read, every inner chunk rewritten
+    let (written, whole_heap) = transient_heap(array.view().write_scalar(5u8)).await;
+    written.unwrap();
+    let shard = store.head(&key).await.unwrap().size as usize;
+    // a partial write into the stored shard: every other row (20,000 inner chunks
+    // rewritten, 20,000 copied verbatim), from values allocated before the count
+    let sel = Selection::parse("::2, :").unwrap();
+    let values = ArrayD::from_shape_fn(IxDyn(&[100, 200]), |ix| (ix[0] + ix[1]) as u8 | 1);
+    let view = array.view().get(&sel).unwrap();
+    let (written, partial_heap) = transient_heap(view.write(&values.view())).await;
+    written.unwrap();
+    let back = array.view().read::<u8>().await.unwrap();
+    for ((r, c), &v) in back.indexed_iter().map(|(ix, v)| ((ix[0], ix[1]), v)) {
+        let want = if r % 2 == 0 {
+            ((r / 2 + c) as u8) | 1
+        } else {
+            5
+        };
+        assert_eq!(v, want, "cell ({r}, {c})");
+    }
+    eprintln!(
+        "write of one shard of 40,000 inner chunks ({} KiB stored): {} KiB whole, {} KiB \
+         partial, beyond what it stored",
+        shard >> 10,
+        whole_heap >> 10,
+        partial_heap >> 10
+    );
+    // the shard being built (its index, 640 KB, and body), the encoded index, and 1024
+    // inner chunks at a time; before, a lowered operation and an encoding per inner chunk
+    // were held at once
+    assert!(
+        whole_heap < 4 * shard,
+        "writing the whole shard ({shard} bytes) took {whole_heap} bytes on the way"
+    );
+    assert!(
+        partial_heap < 4 * shard,
+        "a partial write into the shard ({shard} bytes) took {partial_heap} bytes on the way"
+    );
 }

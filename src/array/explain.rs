@@ -722,9 +722,8 @@ async fn explain_target_write(
     let store = shared.node.store();
     let covered = target.covers_all();
     let cells = target
-        .outer
-        .iter()
-        .map(|(_, op)| cells_of(op))
+        .outer_ops()
+        .map(cells_of)
         .fold(0u64, u64::saturating_add);
     let mut out = WriteTarget {
         key: key.to_string(),
@@ -780,21 +779,28 @@ async fn explain_target_write(
         let cps = layout.sharding.chunks_per_shard(&shard_shape)?;
         let in_shard = cell_count(&cps) as u64;
         let stored = |i: usize| index.as_ref().is_some_and(|x| x.get(i).is_some());
-        let full =
-            |ops: &Vec<(usize, ChunkOp)>| ops.iter().any(|(_, op)| op.coverage == Coverage::Full);
-        let touched = &target.inner;
-        out.inner_chunks = Some(InnerChunksWrite {
+        // the inner chunks lowered one by one, as the write does, and counted
+        let mut counts = InnerChunksWrite {
             in_shard,
-            rewritten: touched.len() as u64,
-            covered: touched.values().filter(|ops| full(ops)).count() as u64,
-            decoded_first: touched
-                .iter()
-                .filter(|(i, ops)| !full(ops) && stored(**i))
-                .count() as u64,
-            copied_verbatim: (0..in_shard as usize)
-                .filter(|i| !touched.contains_key(i) && stored(*i))
-                .count() as u64,
-        });
+            rewritten: 0,
+            covered: 0,
+            decoded_first: 0,
+            copied_verbatim: 0,
+        };
+        let mut next = 0usize;
+        for touched in target.inner_targets(&cps)? {
+            let (i, ops) = touched?;
+            counts.copied_verbatim += (next..i).filter(|&j| stored(j)).count() as u64;
+            next = i + 1;
+            counts.rewritten += 1;
+            if ops.iter().any(|(_, op)| op.coverage == Coverage::Full) {
+                counts.covered += 1;
+            } else if stored(i) {
+                counts.decoded_first += 1;
+            }
+        }
+        counts.copied_verbatim += (next..in_shard as usize).filter(|&j| stored(j)).count() as u64;
+        out.inner_chunks = Some(counts);
     }
     Ok((out, made))
 }

@@ -35,6 +35,7 @@ mod element;
 mod error;
 mod explain;
 mod gate;
+mod inner_targets;
 mod planned;
 mod pool;
 mod read;

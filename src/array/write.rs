@@ -22,7 +22,7 @@
 //! applied in request C order, so a point written twice keeps the last value.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -31,18 +31,20 @@ use rayon::prelude::*;
 use tracing::Instrument;
 
 use crate::codec::bounds::try_fill_bytes;
+use crate::codec::sharding::ShardAssembler;
 use crate::index::IndexTransform;
 use crate::index::shape::cell_count;
 use crate::plan::{
-    ChunkOp, ChunkOrderRows, ChunkPlan, Coverage, ShardedPlan, plan_chunks, plan_sharded,
+    ChunkOp, ChunkOrderRows, ChunkPlan, Coverage, ShardWork, ShardedPlan, plan_chunks, plan_sharded,
 };
 use crate::store::{ObjectVersion, PutMode, StoreError, StoreKey};
 
 use super::error::{ArrayError, Result};
+use super::inner_targets::{INNER_BATCH, InnerTarget, InnerTargets};
 use super::pool::{on_blocking, run_parallel};
 use super::retry::{MAX_CONFLICT_ATTEMPTS, MAX_UNKNOWN_OUTCOME_RETRIES, backoff};
 use super::scatter::Kernel;
-use super::{ShardLayout, Shared, inner_chunk_index};
+use super::{ShardLayout, Shared};
 
 /// Where the values of one staged write come from.
 #[derive(Debug, Clone)]
@@ -98,30 +100,47 @@ impl StagedWrite<'_> {
     }
 }
 
-/// The chunk operations of the staged writes that touch one shard (or chunk).
+/// The operations of the staged writes that touch one shard (or chunk).
 pub(super) struct Target {
     pub(super) coords: Vec<i64>,
-    /// The shard-level (or chunk-level) operations, one per write touching it.
+    /// The shard-level (or chunk-level) operations, one per write touching it, when the
+    /// target is written whole (a chunk, or a shard decoded whole through its pipeline).
     pub(super) outer: Vec<(usize, ChunkOp)>,
-    /// Inner-chunk operations by inner chunk (linear index), in write order (empty when the
-    /// shard is decoded whole through its pipeline).
-    pub(super) inner: BTreeMap<usize, Vec<(usize, ChunkOp)>>,
+    /// The shard work of each write touching a shard written by inner chunk (shard-level
+    /// operation and inner plan, in write order): its inner chunks are lowered only as the
+    /// shard is written ([`InnerTargets`]). Empty when `outer` is not.
+    pub(super) shards: Vec<(usize, ShardWork)>,
 }
 
 impl Target {
+    /// The shard-level (or chunk-level) operations, in write order.
+    pub(super) fn outer_ops(&self) -> impl Iterator<Item = &ChunkOp> {
+        self.outer
+            .iter()
+            .map(|(_, op)| op)
+            .chain(self.shards.iter().map(|(_, work)| &work.shard))
+    }
+
     /// The declared shape of the shard (or chunk).
     pub(super) fn chunk_shape(&self) -> Result<Vec<u64>> {
-        self.outer
-            .first()
-            .map(|(_, op)| op.chunk_shape.clone())
+        self.outer_ops()
+            .next()
+            .map(|op| op.chunk_shape.clone())
             .ok_or_else(|| ArrayError::Internal("a write target without operations".into()))
     }
 
     /// Some write covers the whole shard (or chunk): it is written without being read.
     pub(super) fn covers_all(&self) -> bool {
-        self.outer
-            .iter()
-            .any(|(_, op)| op.coverage == Coverage::Full)
+        self.outer_ops().any(|op| op.coverage == Coverage::Full)
+    }
+
+    /// The touched inner chunks of a shard written by inner chunk, in ascending order, each
+    /// lowered when reached.
+    pub(super) fn inner_targets<'t>(
+        &'t self,
+        chunks_per_shard: &'t [u64],
+    ) -> Result<InnerTargets<'t>> {
+        InnerTargets::new(&self.shards, chunks_per_shard)
     }
 }
 
@@ -256,8 +275,8 @@ impl<'p> Targets<'p> {
     fn build(&self, coords: Vec<i64>, rows: &[(usize, Vec<usize>)]) -> Result<Target> {
         let mut t = Target {
             coords,
-            outer: Vec::with_capacity(rows.len()),
-            inner: BTreeMap::new(),
+            outer: Vec::new(),
+            shards: Vec::new(),
         };
         for (i, row) in rows {
             let (w, plan) = &self.plans[*i];
@@ -266,14 +285,10 @@ impl<'p> Targets<'p> {
                 (WritePlan::Sharded(plan), Some(layout)) => {
                     let work = plan.plan_shard(op)?;
                     if layout.partial_reads {
-                        let cps = layout.sharding.chunks_per_shard(&work.shard.chunk_shape)?;
-                        for op in work.inner_ops()? {
-                            let op = op?;
-                            let linear = inner_chunk_index(&op.chunk_coords, &cps)?;
-                            t.inner.entry(linear).or_default().push((*w, op));
-                        }
+                        t.shards.push((*w, work));
+                    } else {
+                        t.outer.push((*w, work.shard));
                     }
-                    t.outer.push((*w, work.shard));
                 }
                 (WritePlan::Chunks(_), None) => t.outer.push((*w, op)),
                 _ => {
@@ -509,80 +524,114 @@ async fn write_shard(
         }
         _ => None,
     };
-    // One synchronous parallel step per shard: for each touched inner chunk, start from its
-    // decoded bytes (only when touched but not fully covered) or the fill value, apply the
-    // writes, encode; then assemble the shard, copying untouched inner chunks' encoded bytes
-    // byte for byte. It borrows the values, so it runs inside this call (never detached).
+    // A synchronous step per shard, parallel within: the touched inner chunks are lowered
+    // in ascending order, [`INNER_BATCH`] at a time; each starts from its decoded bytes
+    // (only when touched but not fully covered) or the fill value, gets the writes and is
+    // encoded; the batch then goes into the shard being assembled, after the untouched
+    // inner chunks before it, copied byte for byte. Memory holds the shard being built and
+    // one batch, never an operation or an encoding per inner chunk. It borrows the values,
+    // so it runs inside this call (never detached).
     let inner = layout.sharding.inner();
     let (dt, fv) = (meta.data_type(), meta.fill_value());
     let inner_shape = &layout.inner_chunk_shape;
     let fill = try_fill_bytes(fv, cell_count(inner_shape) as u64, elem, key.as_str())?;
     let keep_empty = shared.options.store_empty_chunks;
     let cps = codec.chunks_per_shard().to_vec();
+    let stored = |i: usize| {
+        existing.as_ref().and_then(|(bytes, index)| {
+            index
+                .get(i)
+                .map(|r| &bytes[r.start as usize..r.end as usize])
+        })
+    };
     let encoded = run_parallel(|| -> Result<_> {
-        let touched: Vec<(&usize, &Vec<(usize, ChunkOp)>)> = target.inner.iter().collect();
-        let fresh: BTreeMap<usize, Option<Vec<u8>>> = touched
-            .into_par_iter()
-            .map(|(&i, ops)| {
-                let covered = ops.iter().any(|(_, op)| op.coverage == Coverage::Full);
-                let stored = existing.as_ref().and_then(|(bytes, index)| {
-                    index
-                        .get(i)
-                        .map(|r| &bytes[r.start as usize..r.end as usize])
-                });
-                let decoded = stored.is_some() && !covered;
-                let mut buf = match stored {
-                    Some(b) if !covered => {
-                        let coords = crate::codec::block::unravel(i as u64, &cps);
-                        let name = format!("{} inner chunk {coords:?}", key.as_str());
-                        inner.decode(b, inner_shape, dt, fv, &name)?
+        let mut shard = ShardAssembler::new(codec.clone(), key.as_str())?;
+        let mut counts = ShardCounts::default();
+        // the inner chunks before `next` are in the shard (or left out)
+        let mut next = 0usize;
+        let copy_untouched =
+            |shard: &mut ShardAssembler, counts: &mut ShardCounts, next: usize, end: usize| {
+                if existing.is_none() {
+                    return Ok::<_, ArrayError>(());
+                }
+                for i in next..end {
+                    if let Some(bytes) = stored(i) {
+                        shard.append(i, bytes)?;
+                        counts.copied_verbatim += 1;
                     }
-                    _ => fill.clone(),
-                };
-                apply(writes, ops, &mut buf, elem)?;
-                let enc = if keep_empty {
-                    Some(inner.encode(&buf, inner_shape, dt, fv)?)
-                } else {
-                    inner.encode_elide(&buf, inner_shape, dt, fv)?
-                };
-                tracing::trace!(
-                    key = %key,
-                    inner = ?crate::codec::block::unravel(i as u64, &cps),
-                    decoded,
-                    bytes_out = enc.as_ref().map_or(0, Vec::len),
-                    stored = enc.is_some(),
-                    "encode inner chunk"
-                );
-                Ok((i, enc))
-            })
-            .collect::<Result<_>>()?;
+                }
+                Ok(())
+            };
+        let mut touched = target.inner_targets(&cps)?;
+        loop {
+            let batch: Vec<InnerTarget> =
+                touched.by_ref().take(INNER_BATCH).collect::<Result<_>>()?;
+            if batch.is_empty() {
+                break;
+            }
+            let fresh: Vec<(usize, bool, Option<Vec<u8>>)> = batch
+                .into_par_iter()
+                .map(|(i, ops)| {
+                    let covered = ops.iter().any(|(_, op)| op.coverage == Coverage::Full);
+                    let decoded = !covered && stored(i).is_some();
+                    let mut buf = match stored(i) {
+                        Some(b) if !covered => {
+                            let coords = crate::codec::block::unravel(i as u64, &cps);
+                            let name = format!("{} inner chunk {coords:?}", key.as_str());
+                            inner.decode(b, inner_shape, dt, fv, &name)?
+                        }
+                        _ => fill.clone(),
+                    };
+                    apply(writes, &ops, &mut buf, elem)?;
+                    let enc = if keep_empty {
+                        Some(inner.encode(&buf, inner_shape, dt, fv)?)
+                    } else {
+                        inner.encode_elide(&buf, inner_shape, dt, fv)?
+                    };
+                    tracing::trace!(
+                        key = %key,
+                        inner = ?crate::codec::block::unravel(i as u64, &cps),
+                        decoded,
+                        bytes_out = enc.as_ref().map_or(0, Vec::len),
+                        stored = enc.is_some(),
+                        "encode inner chunk"
+                    );
+                    Ok((i, decoded, enc))
+                })
+                .collect::<Result<_>>()?;
+            for (i, decoded, enc) in fresh {
+                copy_untouched(&mut shard, &mut counts, next, i)?;
+                next = i + 1;
+                counts.rewritten += 1;
+                counts.decoded_first += usize::from(decoded);
+                match enc {
+                    Some(enc) => shard.append(i, &enc)?,
+                    None => counts.elided += 1,
+                }
+            }
+        }
+        copy_untouched(&mut shard, &mut counts, next, n_inner)?;
         tracing::debug!(
             key = %key,
             read = before.describe(),
-            rewritten = fresh.len(),
-            decoded_first = target.inner.iter().filter(|(i, ops)| {
-                !ops.iter().any(|(_, op)| op.coverage == Coverage::Full)
-                    && existing.as_ref().is_some_and(|(_, index)| index.get(**i).is_some())
-            }).count(),
-            elided = fresh.values().filter(|e| e.is_none()).count(),
-            copied_verbatim = existing.as_ref().map_or(0, |(_, index)| {
-                (0..n_inner).filter(|i| !fresh.contains_key(i) && index.get(*i).is_some()).count()
-            }),
+            rewritten = counts.rewritten,
+            decoded_first = counts.decoded_first,
+            elided = counts.elided,
+            copied_verbatim = counts.copied_verbatim,
             "write shard"
         );
-        let refs: Vec<Option<&[u8]>> = (0..n_inner)
-            .map(|i| match fresh.get(&i) {
-                Some(enc) => enc.as_deref(),
-                None => existing.as_ref().and_then(|(bytes, index)| {
-                    index
-                        .get(i)
-                        .map(|r| &bytes[r.start as usize..r.end as usize])
-                }),
-            })
-            .collect();
-        Ok(layout.sharding.assemble_shard(&shard_shape, &refs)?)
+        Ok(shard.finish()?)
     })?;
     commit(shared, key, encoded, before, verify).await
+}
+
+/// What a shard write did with the shard's inner chunks (for its DEBUG event).
+#[derive(Debug, Default)]
+struct ShardCounts {
+    rewritten: usize,
+    decoded_first: usize,
+    elided: usize,
+    copied_verbatim: usize,
 }
 
 /// A chunk (or a shard that must be decoded whole): read unless fully covered, decode,

@@ -125,11 +125,12 @@ impl ShardIndexCodec {
     /// Encode an index (entries must hold absolute offsets).
     pub fn encode(&self, index: &ShardIndex) -> Result<Vec<u8>, CodecError> {
         let (dt, fv) = index_dt();
-        let raw: Vec<u8> = index.entries.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        // the entries as bytes, borrowed (no copy of the index before it is encoded)
+        let raw: &[u8] = bytemuck::cast_slice(&index.entries);
         let enc = self
             .chain
             .encode(
-                ArrayBytes::new_flen(Cow::Owned(raw)),
+                ArrayBytes::new_flen(Cow::Borrowed(raw)),
                 &self.index_shape(),
                 &dt,
                 &fv,
@@ -248,30 +249,56 @@ impl ShardIndexCodec {
     }
 
     /// Refuses entries that share bytes with each other or with the index (validated
-    /// entries: each lies inside the shard). Sorting the `(start, end)` spans once costs
-    /// `O(n log n)` for `n` inner chunks, done once per index read (then cached).
+    /// entries: each lies inside the shard). Sorting the spans once costs `O(n log n)` for
+    /// `n` inner chunks, done once per index read (then cached); the sort orders 4-byte
+    /// entry numbers (at most [`MAX_SHARD_ENTRIES`](super::MAX_SHARD_ENTRIES) entries), not
+    /// copies of the spans.
     fn check_disjoint(
         &self,
         entries: &[u64],
         shard_size: u64,
         key: &str,
     ) -> Result<(), CodecError> {
-        const INDEX: usize = usize::MAX;
-        let mut spans: Vec<(u64, u64, usize)> = entries
-            .chunks_exact(2)
-            .enumerate()
-            .filter(|(_, e)| e[0] != EMPTY_SENTINEL && e[1] > 0)
-            .map(|(i, e)| (e[0], e[0] + e[1], i))
-            .collect();
-        if let Some(r) = self.index_range(shard_size) {
-            spans.push((r.start, r.end, INDEX));
+        const INDEX: u32 = u32::MAX;
+        let index = self.index_range(shard_size);
+        let span = |i: u32| -> (u64, u64) {
+            match (i, &index) {
+                (INDEX, Some(r)) => (r.start, r.end),
+                _ => {
+                    let (o, n) = (entries[2 * i as usize], entries[2 * i as usize + 1]);
+                    (o, o + n)
+                }
+            }
+        };
+        let n = entries.len() / 2;
+        if u32::try_from(n).is_err() {
+            return Err(CodecError::InvalidConfiguration {
+                field: format!("shard index of {key}"),
+                reason: format!("{n} entries, more than a shard may hold"),
+            });
         }
-        spans.sort_unstable();
-        let coords = |i: usize| (i != INDEX).then(|| unravel(i as u64, &self.chunks_per_shard));
-        for w in spans.windows(2) {
-            let ((_, end, a), (start, _, b)) = (w[0], w[1]);
+        let mut order: Vec<u32> = (0..n as u32)
+            .filter(|&i| {
+                let (o, len) = (entries[2 * i as usize], entries[2 * i as usize + 1]);
+                o != EMPTY_SENTINEL && len > 0
+            })
+            .collect();
+        if index.is_some() {
+            order.push(INDEX);
+        }
+        order.sort_unstable_by_key(|&i| {
+            let (start, end) = span(i);
+            (start, end, i)
+        });
+        let coords = |i: u32| (i != INDEX).then(|| unravel(u64::from(i), &self.chunks_per_shard));
+        for w in order.windows(2) {
+            let ((_, end), (start, _)) = (span(w[0]), span(w[1]));
             if start < end {
-                let (chunk, other) = if a == INDEX { (b, a) } else { (a, b) };
+                let (chunk, other) = if w[0] == INDEX {
+                    (w[1], w[0])
+                } else {
+                    (w[0], w[1])
+                };
                 return Err(CodecError::ShardEntriesOverlap {
                     key: key.to_string(),
                     chunk: coords(chunk).unwrap_or_default(),

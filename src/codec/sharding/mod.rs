@@ -1,14 +1,17 @@
 //! zarrflow's own `sharding_indexed` layer, split like zarrs' `sharding/`: the configuration
 //! (`config.rs`: [`ShardingConfig`]), the decoded index (`index.rs`: [`ShardIndex`]), the
-//! index codec (`index_codec.rs`: [`ShardIndexCodec`]), size and fill helpers (`helpers.rs`),
+//! index codec (`index_codec.rs`: [`ShardIndexCodec`]), a shard built inner chunk by inner
+//! chunk (`assembler.rs`: [`ShardAssembler`]), size and fill helpers (`helpers.rs`),
 //! and here the layer itself ([`Sharding`]): whole-shard encode, assemble and decode. zarrs
 //! supplies only the codec chains.
 
+mod assembler;
 mod config;
 mod helpers;
 mod index;
 mod index_codec;
 
+pub use assembler::ShardAssembler;
 pub use config::{IndexLocation, ShardingConfig};
 pub use helpers::fill_bytes;
 pub(crate) use helpers::{check_size, checked_bytes, fixed_size};
@@ -161,21 +164,20 @@ impl Sharding {
             decoded.len(),
             checked_bytes(shard_shape, elem, "shard")?,
         )?;
-        let cps = self.chunks_per_shard(shard_shape)?;
+        let codec = self.index_codec(shard_shape)?;
+        let cps = codec.chunks_per_shard().to_vec();
         let cs = &self.config.chunk_shape;
-        let mut encoded: Vec<Option<Vec<u8>>> = Vec::new();
+        let mut shard = ShardAssembler::new(codec, "shard index")?;
         for i in 0..num_elements(&cps) {
             let coords = unravel(i, &cps);
             let start: Vec<u64> = coords.iter().zip(cs).map(|(c, s)| c * s).collect();
             let chunk = extract_block(decoded, shard_shape, &start, cs, elem);
-            if fill_value.equals_all(&chunk) {
-                encoded.push(None);
-            } else {
-                encoded.push(Some(self.inner.encode(&chunk, cs, data_type, fill_value)?));
+            if !fill_value.equals_all(&chunk) {
+                let encoded = self.inner.encode(&chunk, cs, data_type, fill_value)?;
+                shard.append(i as usize, &encoded)?;
             }
         }
-        let refs: Vec<Option<&[u8]>> = encoded.iter().map(Option::as_deref).collect();
-        self.assemble_shard(shard_shape, &refs)
+        shard.finish()
     }
 
     /// Assemble a shard from already-encoded inner chunks (C order over the inner grid,
@@ -188,49 +190,19 @@ impl Sharding {
         encoded: &[Option<&[u8]>],
     ) -> Result<Option<Vec<u8>>, CodecError> {
         let index_codec = self.index_codec(shard_shape)?;
-        let cps = index_codec.chunks_per_shard().to_vec();
         check_size(
             "encoded inner chunk list",
             encoded.len(),
-            num_elements(&cps) as usize,
+            num_elements(index_codec.chunks_per_shard()) as usize,
         )?;
-        // Offsets first (they only depend on the lengths), then one buffer of exactly the
-        // shard's size: no growth copies, no second copy to join body and index.
-        let mut index = ShardIndex::try_new_empty(&cps, "shard index")?;
-        let base = match index_codec.location() {
-            IndexLocation::Start => index_codec.encoded_size(),
-            IndexLocation::End => 0,
-        };
-        let mut body_len = 0u64;
+        let mut shard = ShardAssembler::new(index_codec, "shard index")?;
+        shard.reserve(encoded.iter().flatten().map(|e| e.len() as u64).sum())?;
         for (i, enc) in encoded.iter().enumerate() {
-            let Some(enc) = enc else { continue };
-            let off = base + body_len;
-            index.set(i, Some(off..off + enc.len() as u64));
-            body_len += enc.len() as u64;
+            if let Some(enc) = enc {
+                shard.append(i, enc)?;
+            }
         }
-        if index.all_empty() {
-            return Ok(None);
-        }
-        let enc_index = index_codec.encode(&index)?;
-        let total = body_len + enc_index.len() as u64;
-        let mut shard = Vec::new();
-        usize::try_from(total)
-            .ok()
-            .and_then(|n| shard.try_reserve_exact(n).ok())
-            .ok_or(CodecError::Allocation {
-                what: "an assembled shard",
-                bytes: total,
-            })?;
-        if index_codec.location() == IndexLocation::Start {
-            shard.extend_from_slice(&enc_index);
-        }
-        for enc in encoded.iter().flatten() {
-            shard.extend_from_slice(enc);
-        }
-        if index_codec.location() == IndexLocation::End {
-            shard.extend_from_slice(&enc_index);
-        }
-        Ok(Some(shard))
+        shard.finish()
     }
 
     /// Encode a shard, writing an index-only shard when every inner chunk is empty.
