@@ -112,8 +112,18 @@ fn type_name(v: &Value) -> &'static str {
 }
 
 fn check_format(obj: &Map<String, Value>, key: &str) -> Result<(), MetadataError> {
+    check_zarr_format(obj, key, 3)
+}
+
+/// The document's `zarr_format` is `expected` (3 for `zarr.json`, 2 for `.zarray` /
+/// `.zgroup`), or the error naming what it holds instead.
+pub(crate) fn check_zarr_format(
+    obj: &Map<String, Value>,
+    key: &str,
+    expected: u64,
+) -> Result<(), MetadataError> {
     match obj.get("zarr_format") {
-        Some(v) if v.as_u64() == Some(3) => Ok(()),
+        Some(v) if v.as_u64() == Some(expected) => Ok(()),
         Some(v) => Err(MetadataError::UnsupportedZarrFormat {
             key: key.to_string(),
             found: crate::index::json::excerpt(v),

@@ -93,7 +93,7 @@ pub fn parse_array(
     attrs_key: &str,
 ) -> Result<ArrayMetadata, MetadataError> {
     let mut obj = parse_object(zarray, key)?;
-    check_format_v2(&obj, key)?;
+    super::check_zarr_format(&obj, key, 2)?;
     for field in ARRAY_REQUIRED {
         if !obj.contains_key(field) {
             return Err(MetadataError::MissingField {
@@ -196,7 +196,7 @@ pub fn parse_group(
     attrs_key: &str,
 ) -> Result<GroupMetadata, MetadataError> {
     let obj = parse_object(zgroup, key)?;
-    check_format_v2(&obj, key)?;
+    super::check_zarr_format(&obj, key, 2)?;
     let attributes = match zattrs {
         None => Map::new(),
         Some(bytes) => parse_attributes(bytes, attrs_key)?,
@@ -209,20 +209,6 @@ pub fn parse_group(
 /// Parse a `.zattrs` document: a JSON object.
 pub fn parse_attributes(json: &[u8], key: &str) -> Result<Map<String, Value>, MetadataError> {
     parse_object(json, key)
-}
-
-fn check_format_v2(obj: &Map<String, Value>, key: &str) -> Result<(), MetadataError> {
-    match obj.get("zarr_format") {
-        Some(v) if v.as_u64() == Some(2) => Ok(()),
-        Some(v) => Err(MetadataError::UnsupportedZarrFormat {
-            key: key.to_string(),
-            found: crate::index::json::excerpt(v),
-        }),
-        None => Err(MetadataError::MissingField {
-            key: key.to_string(),
-            field: "zarr_format".into(),
-        }),
-    }
 }
 
 /// The `dtype` string when it is one zarrflow reads (`b1`, `i1`..`i8`, `u1`..`u8`, `f2`..`f8`,
