@@ -495,20 +495,12 @@ async fn write_zattrs(
     attributes: &Map<String, Value>,
     version: Option<&ObjectVersion>,
 ) -> Result<ObjectVersion, HierarchyError> {
-    let key = path.join(ZATTRS)?;
     let json = serde_json::to_vec_pretty(attributes).unwrap_or_default();
-    check_writable(&json, store, &key)?;
     let mode = match version {
         Some(v) => PutMode::Update(v.clone()),
         None => PutMode::Create,
     };
-    match store
-        .put_opts_or_overwrite(&key, Bytes::from(json), mode)
-        .await
-    {
-        Err(StoreError::AlreadyExists { url }) => Err(HierarchyError::ConcurrentUpdate { url }),
-        r => Ok(r?),
-    }
+    write_conditional(store, &path.join(ZATTRS)?, json, mode).await
 }
 
 /// Write updated metadata: conditional on the version read when the backend supports it.
@@ -518,11 +510,26 @@ async fn write_update(
     json: Vec<u8>,
     version: &ObjectVersion,
 ) -> Result<ObjectVersion, HierarchyError> {
+    write_conditional(store, key, json, PutMode::Update(version.clone())).await
+}
+
+/// Writes a metadata document with `mode` (where the backend supports conditions), after
+/// checking that it would open again; a document created meanwhile by another writer is
+/// [`HierarchyError::ConcurrentUpdate`].
+async fn write_conditional(
+    store: &Store,
+    key: &StoreKey,
+    json: Vec<u8>,
+    mode: PutMode,
+) -> Result<ObjectVersion, HierarchyError> {
     check_writable(&json, store, key)?;
-    let mode = PutMode::Update(version.clone());
-    Ok(store
+    match store
         .put_opts_or_overwrite(key, Bytes::from(json), mode)
-        .await?)
+        .await
+    {
+        Err(StoreError::AlreadyExists { url }) => Err(HierarchyError::ConcurrentUpdate { url }),
+        r => Ok(r?),
+    }
 }
 
 /// An opened group.
