@@ -72,8 +72,15 @@ pub async fn run(args: CreateArgs) -> Result<()> {
     })?;
     spec = apply_layout(spec, &args.layout, size)?;
     if let Some(fill) = &args.fill_value {
-        value_bytes(&data_type, &args.dtype, fill).map_err(|e| e.context("--fill-value"))?;
-        spec = spec.fill_value(bare_to_json(fill))?;
+        let bytes =
+            value_bytes(&data_type, &args.dtype, fill).map_err(|e| e.context("--fill-value"))?;
+        spec = match spec.dtype().filter(|t| t.time_scale().is_some()) {
+            // a time value is stored as its count, as zarr-python writes it (NaT too)
+            Some(_) => spec.fill_value(serde_json::json!(i64::from_ne_bytes(
+                bytes.try_into().unwrap_or([0; 8])
+            )))?,
+            None => spec.fill_value(bare_to_json(fill))?,
+        };
     }
     if let Some(names) = &args.dimension_names {
         spec = spec.dimension_names(names.for_rank(rank));

@@ -31,7 +31,7 @@ pub async fn run(args: GetArgs) -> Result<()> {
         let explain = view.explain_read().await?;
         return crate::select::print_explain(&explain, &explain, args.json);
     }
-    let (dt, size) = element_type(&array)?;
+    let (_, size) = element_type(&array)?;
     match &args.output {
         Some(path) => {
             check_result_size(&view.shape(), size, args.limits.max_bytes)?;
@@ -41,7 +41,7 @@ pub async fn run(args: GetArgs) -> Result<()> {
         None => {
             print_view(
                 &view,
-                Printer::of(&dt, size),
+                Printer::for_type(array.data_type()),
                 args.full,
                 args.limits.max_bytes,
             )
