@@ -90,9 +90,12 @@ def _zarr_data_type(dtype: Any) -> str:
         return f"r{dt.itemsize * 8}"
     if dt.kind in "biufc" and dt.name in _NAMED:
         return dt.name
+    if dt.kind in "Mm":
+        return dt.name  # datetime64[10s], timedelta64[ns]: zarrflow's names for them
     raise InvalidValueError(
         f"data type {dt} is not supported (bool, int8..int64, uint8..uint64, float16, "
-        "float32, float64, complex64, complex128, or raw bytes r<bits>)"
+        "float32, float64, complex64, complex128, datetime64[unit], timedelta64[unit], "
+        "or raw bytes r<bits>)"
     )
 
 

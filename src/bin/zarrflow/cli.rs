@@ -136,7 +136,9 @@ pub struct LimitArgs {
   zarrflow get -o out.npy -- data.zarr -4:,::-2   # a selection that begins with '-'
 
 Without -o, values are printed as JSON numbers (NaN and infinities as \"NaN\", \"Infinity\",
-\"-Infinity\"; complex numbers as [re, im]); results of more than 1000 values are summarised
+\"-Infinity\"; complex numbers as [re, im]; datetime64 values as ISO 8601 strings at the
+unit's precision, as NumPy's datetime_as_string gives them, \"2020-01-01T00:00:10\";
+timedelta64 values as ISO 8601 durations in their unit, \"PT50S\", \"-P3D\"; NaT as \"NaT\"); results of more than 1000 values are summarised
 unless --full is given: the first and last 3 along each dimension, fewer along the outer ones
 when that would still be more than 1000 values; only the values shown are read. The .npy file
 is little-endian, of the array's data type, in C order; it replaces OUT.npy only once written
@@ -182,7 +184,10 @@ selection's (NumPy rules); only the data its header declares is read, at most --
 [1.5,-2.5] (complex), 18446744073709551615, true. A value the data type cannot hold is
 refused, not narrowed: an integer out of range, a number beyond a float type's largest finite
 value (write Infinity for infinity) or a nonzero number that would round to zero (subnormal
-values that stay nonzero are kept).")]
+values that stay nonzero are kept). For datetime64 arrays --value is an ISO 8601 date or
+date-time (2020-01-31, 2020-01-31T12:00:00.5), for timedelta64 an ISO 8601 duration (P3D,
+PT1.5S), or NaT, or an integer count of the unit; a time the unit cannot hold exactly (a time
+of day in a D array) is refused, not truncated as NumPy would.")]
 #[command(allow_negative_numbers = true)]
 pub struct SetArgs {
     #[arg(help = URL_HELP)]
@@ -256,7 +261,9 @@ pub struct LayoutArgs {
 zarr-python; without --shards the array is unsharded (one chunk per --chunks block, the whole
 array when --chunks is absent). --shape '' creates a 0-d array. Default codec: zstd.
 Fill values take the zarr.json forms written bare: 0, -1, NaN, -Infinity, 0x7fc00000,
-[1.5,-2.5], [\"NaN\",\"Infinity\"], 18446744073709551615, true.")]
+[1.5,-2.5], [\"NaN\",\"Infinity\"], 18446744073709551615, true; for time types (--dtype
+datetime64[10s], timedelta64[ns], or NumPy's M8[s] / m8[ns]) NaT or an ISO 8601 date-time or
+duration, as set --value takes them.")]
 pub struct CreateArgs {
     #[arg(help = URL_HELP)]
     pub url: String,
