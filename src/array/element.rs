@@ -55,11 +55,16 @@ pub trait Element:
 }
 
 macro_rules! pod_element {
-    ($t:ty, $dtype:ident) => {
+    ($t:ty, $dtype:ident $(, also holds $holds:pat)?) => {
         impl sealed::Sealed for $t {}
         impl Element for $t {
             const DTYPE: DataType = DataType::$dtype;
             const RUST_NAME: &'static str = stringify!($t);
+            $(
+                fn holds(data_type: DataType) -> bool {
+                    matches!(data_type, DataType::$dtype | $holds)
+                }
+            )?
             fn as_bytes_mut(values: &mut [Self]) -> Option<&mut [u8]> {
                 Some(bytemuck::cast_slice_mut(values))
             }
@@ -83,6 +88,7 @@ macro_rules! pod_element {
 pod_element!(i8, Int8);
 pod_element!(i16, Int16);
 pod_element!(i32, Int32);
+pod_element!(i64, Int64, also holds DataType::DateTime64(_) | DataType::TimeDelta64(_));
 pod_element!(u8, UInt8);
 pod_element!(u16, UInt16);
 pod_element!(u32, UInt32);
@@ -92,33 +98,6 @@ pod_element!(f32, Float32);
 pod_element!(f64, Float64);
 pod_element!(Complex<f32>, Complex64);
 pod_element!(Complex<f64>, Complex128);
-
-impl sealed::Sealed for i64 {}
-impl Element for i64 {
-    const DTYPE: DataType = DataType::Int64;
-    const RUST_NAME: &'static str = "i64";
-    fn holds(data_type: DataType) -> bool {
-        matches!(
-            data_type,
-            DataType::Int64 | DataType::DateTime64(_) | DataType::TimeDelta64(_)
-        )
-    }
-    fn as_bytes_mut(values: &mut [Self]) -> Option<&mut [u8]> {
-        Some(bytemuck::cast_slice_mut(values))
-    }
-    fn as_bytes(values: &[Self]) -> Option<&[u8]> {
-        Some(bytemuck::cast_slice(values))
-    }
-    fn to_ne_bytes_vec(values: &[Self]) -> Vec<u8> {
-        bytemuck::cast_slice(values).to_vec()
-    }
-    fn from_ne_bytes_vec(bytes: &[u8]) -> Option<Vec<Self>> {
-        let n = bytes.len() / 8;
-        let mut out = vec![0i64; n];
-        bytemuck::cast_slice_mut::<i64, u8>(&mut out).copy_from_slice(bytes.get(..n * 8)?);
-        Some(out)
-    }
-}
 
 impl sealed::Sealed for bool {}
 impl Element for bool {
