@@ -302,7 +302,10 @@ impl NpyType {
         }
     }
 
-    /// The `.npy` type of a data type (a raw `rN` type is void `|V{N/8}`).
+    /// The `.npy` type of a data type (a raw `rN` type is void `|V{N/8}`). The
+    /// variable-length `string` and `bytes` have no `.npy` type of one size (the fixed-width
+    /// `<U n` / `|S n` depends on the values): they give the empty void type `|V0`, which
+    /// nothing reads or writes.
     pub const fn of(data_type: DataType) -> NpyType {
         let kind = match data_type {
             DataType::Bool => NpyKind::Bool,
@@ -312,7 +315,7 @@ impl NpyType {
             }
             DataType::Float16 | DataType::Float32 | DataType::Float64 => NpyKind::Float,
             DataType::Complex64 | DataType::Complex128 => NpyKind::Complex,
-            DataType::Raw { .. } => NpyKind::Void,
+            DataType::Raw { .. } | DataType::String | DataType::Bytes => NpyKind::Void,
         };
         NpyType {
             kind,

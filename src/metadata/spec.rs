@@ -250,13 +250,23 @@ impl ArraySpec {
                 let bits: u64 = n[1..].parse().unwrap_or(8);
                 json!(vec![0u8; (bits / 8) as usize])
             }
-            "string" => json!(""),
+            "string" | "bytes" | "variable_length_bytes" => json!(""),
             _ => json!(0),
         };
         serde_json::from_value(v).unwrap_or(FillValueMetadata::Null)
     }
 
     fn default_inner_codecs(&self) -> Vec<MetadataV3> {
+        let mut z = Map::new();
+        z.insert("level".into(), json!(0));
+        z.insert("checksum".into(), json!(false));
+        if let Some(vlen) = self.dtype().and_then(vlen_codec_name) {
+            // what zarr-python 3 writes for `dtype=str` and variable-length bytes
+            return vec![
+                MetadataV3::new_with_configuration(vlen, Map::new()),
+                MetadataV3::new_with_configuration("zstd", z),
+            ];
+        }
         let mut cfg = Map::new();
         cfg.insert("endian".into(), json!("little"));
         let mut z = Map::new();
@@ -305,9 +315,16 @@ impl ArraySpec {
             Some(codecs) => codecs
                 .iter()
                 .map(|c| {
-                    CodecSpec::from(c)
-                        .fit_to_element(dtype.size())
-                        .to_metadata()
+                    let spec = CodecSpec::from(c);
+                    // a variable-length type's array→bytes codec is its vlen codec: a
+                    // `bytes` codec given for it (a default chain, a copied fixed-size
+                    // layout) is replaced
+                    match vlen_codec_name(dtype) {
+                        Some(vlen) if spec.name == "bytes" => {
+                            MetadataV3::new_with_configuration(vlen, Map::new())
+                        }
+                        _ => spec.fit_to_element(dtype.size().max(1)).to_metadata(),
+                    }
                 })
                 .collect(),
             None => self.default_inner_codecs(),
@@ -463,5 +480,15 @@ impl TryFrom<&ArrayMetadata> for ArraySpec {
     /// [`ArraySpec::from_metadata`].
     fn try_from(meta: &ArrayMetadata) -> Result<Self, MetadataError> {
         ArraySpec::from_metadata(meta)
+    }
+}
+
+/// The array→bytes codec of a variable-length data type (`vlen-utf8` for `string`,
+/// `vlen-bytes` for `bytes`); `None` for fixed-size types.
+fn vlen_codec_name(dtype: DataType) -> Option<&'static str> {
+    match dtype {
+        DataType::String => Some("vlen-utf8"),
+        DataType::Bytes => Some("vlen-bytes"),
+        _ => None,
     }
 }
