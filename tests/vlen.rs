@@ -439,3 +439,164 @@ async fn hostile_vlen_chunks_are_typed_errors_naming_the_chunk() {
         vec![b"ok".to_vec(), vec![0xff, 0xfe], vec![]]
     );
 }
+
+/// The pinned virtualenv's Python (scripts/python-env.sh builds it).
+fn python() -> std::path::PathBuf {
+    let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    assert!(
+        p.exists(),
+        "{} is missing: run scripts/python-env.sh",
+        p.display()
+    );
+    p
+}
+
+/// Reads each `path<TAB>expected.json` line with zarr-python and compares every element.
+const ZARR_PYTHON_CHECK: &str = r#"
+import json, sys, warnings
+import numpy as np, zarr
+warnings.filterwarnings("ignore")
+bad = 0
+for line in open(sys.argv[1]):
+    path, exp = line.rstrip("\n").split("\t")
+    want = json.load(open(exp))
+    a = zarr.open_array(path, mode="r")
+    got = np.asarray(a[...], dtype=object).reshape(-1).tolist()
+    got = [list(v) if isinstance(v, bytes) else v for v in got]
+    if list(a.shape) != want["shape"] or got != want["values"]:
+        bad += 1
+        print("FAIL", path, a.dtype, got[:6], want["values"][:6])
+    else:
+        print("ok", path, a.dtype)
+sys.exit(1 if bad else 0)
+"#;
+
+#[tokio::test]
+async fn string_and_bytes_arrays_written_by_zarrflow_read_exactly_in_zarr_python() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().to_str().unwrap(), StoreOptions::default()).unwrap();
+    let v2 = zarrflow::ZarrFormat::V2;
+    let cases: Vec<(&str, ArraySpec)> = vec![
+        (
+            "s3",
+            ArraySpec::with_data_type([7, 5], DataType::String).shard_shape([3, 2]),
+        ),
+        (
+            "s3_sharded",
+            ArraySpec::with_data_type([8, 6], DataType::String)
+                .shard_shape([4, 6])
+                .inner_chunk_shape([2, 3]),
+        ),
+        (
+            "b3_sharded_gzip",
+            ArraySpec::with_data_type([7, 5], DataType::Bytes)
+                .shard_shape([4, 4])
+                .inner_chunk_shape([2, 2])
+                .codecs([CodecSpec::bytes(), CodecSpec::gzip(1)]),
+        ),
+        (
+            "s2",
+            ArraySpec::with_data_type([7, 5], DataType::String)
+                .shard_shape([3, 2])
+                .zarr_format(v2),
+        ),
+        (
+            "b2",
+            ArraySpec::with_data_type([9], DataType::Bytes)
+                .shard_shape([4])
+                .zarr_format(v2),
+        ),
+    ];
+    let mut list = String::new();
+    for (name, spec) in cases {
+        let a = Array::create(
+            &store,
+            &StoreKey::new(name).unwrap(),
+            &spec,
+            ArrayOptions::default(),
+        )
+        .await
+        .unwrap();
+        let shape: Vec<usize> = a.shape().iter().map(|&n| n as usize).collect();
+        let n: usize = shape.iter().product();
+        let full = ArrayD::from_shape_vec(IxDyn(&shape), words(n)).unwrap();
+        let mut model = ArrayD::from_elem(IxDyn(&shape), String::new());
+        // a partial write (chunks and inner chunks left missing), then a strided one
+        let steps = if shape.len() == 1 {
+            ["1:6", "::-3"]
+        } else {
+            ["1:5, 0:3", "::-3, 4"]
+        };
+        for text in steps {
+            let view = a.view().get(&Selection::parse(text).unwrap()).unwrap();
+            let mut cells = Vec::new();
+            view.transform()
+                .for_each_mapped(|_, out| {
+                    let lin = out
+                        .iter()
+                        .zip(&shape)
+                        .fold(0usize, |l, (&x, &s)| l * s + x as usize);
+                    cells.push(lin);
+                })
+                .unwrap();
+            let values: Vec<String> = cells
+                .iter()
+                .map(|&c| full.as_slice().unwrap()[c].clone())
+                .collect();
+            let vshape: Vec<usize> = view.shape().iter().map(|&n| n as usize).collect();
+            let values = ArrayD::from_shape_vec(IxDyn(&vshape), values).unwrap();
+            if a.data_type() == DataType::String {
+                view.write_vlen(&values).await.unwrap();
+            } else {
+                view.write_vlen(&values.mapv(String::into_bytes))
+                    .await
+                    .unwrap();
+            }
+            for (k, &c) in cells.iter().enumerate() {
+                model.as_slice_mut().unwrap()[c] = values.as_slice().unwrap()[k].clone();
+            }
+        }
+        let json_values: Vec<Value> = model
+            .iter()
+            .map(|s| match a.data_type() {
+                DataType::String => Value::from(s.as_str()),
+                _ => Value::from(s.as_bytes().to_vec()),
+            })
+            .collect();
+        let got: Vec<Vec<u8>> = read_any(&a.view()).await.unwrap();
+        assert_eq!(
+            got,
+            model
+                .iter()
+                .map(|s| s.as_bytes().to_vec())
+                .collect::<Vec<_>>(),
+            "{name}"
+        );
+        let exp = dir.path().join(format!("{name}.json"));
+        std::fs::write(
+            &exp,
+            serde_json::to_vec(&serde_json::json!({"shape": a.shape(), "values": json_values}))
+                .unwrap(),
+        )
+        .unwrap();
+        list.push_str(&format!(
+            "{}\t{}\n",
+            dir.path().join(name).display(),
+            exp.display()
+        ));
+    }
+    let list_path = dir.path().join("list.tsv");
+    std::fs::write(&list_path, list).unwrap();
+    let out = std::process::Command::new(python())
+        .arg("-c")
+        .arg(ZARR_PYTHON_CHECK)
+        .arg(&list_path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.matches("ok ").count() == 5,
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

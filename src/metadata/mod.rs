@@ -528,6 +528,14 @@ impl ArrayMetadata {
     }
     /// Canonical fill value JSON.
     pub fn fill_value_metadata(&self) -> FillValueMetadata {
+        if self.vlen().map(|v| v.kind()) == Some(crate::codec::vlen::VlenKind::Bytes) {
+            // zarr-python reads a `bytes` fill value as a base64 string (zarrs reads both
+            // that and the list of byte values it writes)
+            use base64::Engine;
+            let text =
+                base64::engine::general_purpose::STANDARD.encode(self.fill_value.as_ne_bytes());
+            return FillValueMetadata::from(text.as_str());
+        }
         self.data_type
             .metadata_fill_value(&self.fill_value)
             .unwrap_or_else(|_| self.meta.fill_value.clone())

@@ -476,12 +476,11 @@ fn v2_dtype(dtype: DataType, big: bool) -> Option<String> {
 fn v2_fill_value(fill: FillValueMetadata, dtype: DataType) -> Result<Value, MetadataError> {
     let v = serde_json::to_value(&fill).unwrap_or(Value::Null);
     match (dtype, &v) {
-        (DataType::String, Value::String(_)) => return Ok(v),
-        // zarr-python writes the empty fill value of a `vlen-bytes` array as ""
-        (DataType::Bytes, Value::Array(a)) if a.is_empty() => return Ok(Value::from("")),
+        // text as it is, bytes base64-encoded (zarr-python writes an empty one as "")
+        (DataType::String | DataType::Bytes, Value::String(_)) => return Ok(v),
         (DataType::String | DataType::Bytes, _) => {
             return Err(MetadataError::NotExpressibleInV2 {
-                what: format!("fill value {v} of data type {dtype} (only an empty one)"),
+                what: format!("fill value {v} of data type {dtype}"),
             });
         }
         _ => {}
