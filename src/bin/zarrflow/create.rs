@@ -64,16 +64,22 @@ pub async fn run(args: CreateArgs) -> Result<()> {
     check_data_type_name(&args.dtype)?;
     let mut spec = ArraySpec::new(shape, &args.dtype);
     let data_type = data_type_of(&spec.data_type)?;
-    let size = data_type.fixed_size().ok_or_else(|| {
-        CliError::usage(format!(
-            "data type {} has variable-length elements, which are not supported",
-            args.dtype
-        ))
-    })?;
+    let variable = spec.dtype().filter(zarrflow::DataType::is_variable_length);
+    // a variable-length type's codecs take no element size (blosc's typesize: 1)
+    let size = data_type.fixed_size().unwrap_or(1);
     spec = apply_layout(spec, &args.layout, size)?;
     if let Some(fill) = &args.fill_value {
-        value_bytes(&data_type, &args.dtype, fill).map_err(|e| e.context("--fill-value"))?;
-        spec = spec.fill_value(bare_to_json(fill))?;
+        let json = match variable {
+            Some(t) => {
+                crate::vlen::fill_value_json(t, fill).map_err(|e| e.context("--fill-value"))?
+            }
+            None => {
+                value_bytes(&data_type, &args.dtype, fill)
+                    .map_err(|e| e.context("--fill-value"))?;
+                bare_to_json(fill)
+            }
+        };
+        spec = spec.fill_value(json)?;
     }
     if let Some(names) = &args.dimension_names {
         spec = spec.dimension_names(names.for_rank(rank));
