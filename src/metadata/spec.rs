@@ -132,7 +132,8 @@ impl ArraySpec {
         };
         let dt = zarrs::array::DataType::from_metadata(&self.data_type)
             .map_err(|e| bad(format!("data type {}: {e}", self.data_type.name())))?;
-        if dt.fixed_size() != Some(bytes.len()) {
+        // a variable-length type's fill value is any value (a `string`'s: UTF-8)
+        if dt.fixed_size().is_some_and(|n| n != bytes.len()) {
             return Err(bad(format!(
                 "{} bytes for a fill value of data type {}",
                 bytes.len(),
