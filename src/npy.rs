@@ -310,7 +310,7 @@ impl NpyType {
             NpyKind::Float => matches!(size, 2 | 4 | 8),
             NpyKind::Complex => matches!(size, 8 | 16),
             NpyKind::Void | NpyKind::Bytes => size >= 1 && size <= MAX_VOID_SIZE,
-            NpyKind::Unicode => size >= 4 && size % 4 == 0 && size <= MAX_VOID_SIZE,
+            NpyKind::Unicode => size >= 4 && size.is_multiple_of(4) && size <= MAX_VOID_SIZE,
         };
         if valid {
             Some(NpyType { kind, size })
