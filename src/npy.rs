@@ -53,7 +53,13 @@ use std::fmt;
 use std::io::Write;
 use std::str::FromStr;
 
-use crate::metadata::DataType;
+use crate::metadata::{DataType, TimeScale, TimeUnit};
+
+/// The unit of a time descriptor without brackets (`<M8`).
+const GENERIC: TimeScale = TimeScale {
+    unit: TimeUnit::Generic,
+    scale: 1,
+};
 
 /// The first six bytes of every `.npy` file.
 pub const MAGIC: &[u8; 6] = b"\x93NUMPY";
@@ -258,6 +264,10 @@ pub enum NpyKind {
     Unicode,
     /// `S`: fixed-width bytes (`|S n`), NUL-padded.
     Bytes,
+    /// `M`: `datetime64` of a unit (`<M8[s]`).
+    DateTime(TimeScale),
+    /// `m`: `timedelta64` of a unit (`<m8[ns]`).
+    TimeDelta(TimeScale),
 }
 
 impl NpyKind {
@@ -272,6 +282,8 @@ impl NpyKind {
             NpyKind::Void => 'V',
             NpyKind::Unicode => 'U',
             NpyKind::Bytes => 'S',
+            NpyKind::DateTime(_) => 'M',
+            NpyKind::TimeDelta(_) => 'm',
         }
     }
 
@@ -285,6 +297,9 @@ impl NpyKind {
             'V' => NpyKind::Void,
             'U' => NpyKind::Unicode,
             'S' => NpyKind::Bytes,
+            // the unit follows the size: `Descr::parse` puts it in
+            'M' => NpyKind::DateTime(GENERIC),
+            'm' => NpyKind::TimeDelta(GENERIC),
             _ => return None,
         })
     }
@@ -311,6 +326,7 @@ impl NpyType {
             NpyKind::Complex => matches!(size, 8 | 16),
             NpyKind::Void | NpyKind::Bytes => size >= 1 && size <= MAX_VOID_SIZE,
             NpyKind::Unicode => size >= 4 && size.is_multiple_of(4) && size <= MAX_VOID_SIZE,
+            NpyKind::DateTime(_) | NpyKind::TimeDelta(_) => size == 8,
         };
         if valid {
             Some(NpyType { kind, size })
@@ -334,6 +350,8 @@ impl NpyType {
             DataType::Raw { .. } => NpyKind::Void,
             DataType::String => return NpyType::text(NpyKind::Unicode, 1),
             DataType::Bytes => return NpyType::text(NpyKind::Bytes, 1),
+            DataType::DateTime64(s) => NpyKind::DateTime(s),
+            DataType::TimeDelta64(s) => NpyKind::TimeDelta(s),
         };
         NpyType {
             kind,
@@ -380,6 +398,8 @@ impl NpyType {
             (NpyKind::Void, n) => DataType::Raw {
                 bits: (n * 8) as u32,
             },
+            (NpyKind::DateTime(s), _) => DataType::DateTime64(s),
+            (NpyKind::TimeDelta(s), _) => DataType::TimeDelta64(s),
         }
     }
 
@@ -464,7 +484,7 @@ pub struct Descr {
 impl Descr {
     /// Parses a descriptor: a byte order (`<`, `>`, `=` native, or none: native; `|` only for
     /// one-byte units, which take any), a kind character and a size, e.g. `<f4`, `>c16`,
-    /// `|b1`, `|V3`.
+    /// `|b1`, `|V3`; time types have their unit in brackets: `<M8[10s]`, `<m8[ns]`, `<M8`.
     pub fn parse(text: &str) -> Result<Descr, NpyError> {
         let unsupported = || NpyError::UnsupportedDescr(quote(text));
         let (order, rest) = match text.chars().next() {
@@ -476,7 +496,24 @@ impl Descr {
             .next()
             .and_then(NpyKind::of_code)
             .ok_or_else(unsupported)?;
-        let digits = chars.as_str();
+        let mut digits = chars.as_str();
+        let mut kind = kind;
+        if let Some(c @ ('M' | 'm')) = rest.chars().next() {
+            let (size, unit) = match digits.split_once('[') {
+                Some((size, unit)) => (size, unit.strip_suffix(']').ok_or_else(unsupported)?),
+                None => (digits, ""),
+            };
+            if digits.contains('[') && unit.is_empty() {
+                return Err(unsupported());
+            }
+            let scale: TimeScale = unit.parse().map_err(|_| unsupported())?;
+            kind = if c == 'M' {
+                NpyKind::DateTime(scale)
+            } else {
+                NpyKind::TimeDelta(scale)
+            };
+            digits = size;
+        }
         if digits.is_empty()
             || digits.len() > 8
             || !digits.bytes().all(|b| b.is_ascii_digit())
@@ -524,7 +561,13 @@ impl fmt::Display for Descr {
                 NpyKind::Unicode => self.ty.size / 4,
                 _ => self.ty.size,
             }
-        )
+        )?;
+        match self.ty.kind {
+            NpyKind::DateTime(s) | NpyKind::TimeDelta(s) if s.unit != TimeUnit::Generic => {
+                write!(f, "[{s}]")
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -1291,7 +1334,9 @@ mod tests {
             "|i4",
             "<U0",
             "O",
-            "<M8",
+            "<M8[",
+            "<M4[s]",
+            "|M8[s]",
             "<f+4",
             "<f 4",
             "<i99999999999",

@@ -381,7 +381,7 @@ impl Array {
     /// The fill value as the element type `T` (exact: NaN payloads and 64-bit extremes
     /// included). Fails with [`ArrayError::DataTypeMismatch`] when `T` does not match.
     pub fn fill_value<T: Element>(&self) -> Result<T> {
-        if T::DTYPE != self.shared.dtype {
+        if !T::holds(self.shared.dtype) {
             return Err(ArrayError::DataTypeMismatch {
                 array: self.shared.dtype.to_string(),
                 requested: T::RUST_NAME,

@@ -109,10 +109,10 @@ impl ArrayView {
     }
 
     fn check_type<T: Element>(&self) -> Result<()> {
-        let name = self.array.metadata().zarrs_metadata().data_type.name();
-        if name != T::DATA_TYPE {
+        let dtype = self.array.data_type();
+        if !T::holds(dtype) {
             return Err(ArrayError::DataTypeMismatch {
-                array: name.to_string(),
+                array: dtype.to_string(),
                 requested: T::RUST_NAME,
             });
         }

@@ -7,7 +7,16 @@
 use std::fmt;
 use std::str::FromStr;
 
+use serde_json::{Map, Value, json};
+use zarrs::metadata::v3::MetadataV3;
+
+use super::time::{TimeScale, TimeUnit};
+
 /// A fixed-size Zarr data type that zarrflow reads and writes.
+///
+/// The NumPy time types (`numpy.datetime64`, `numpy.timedelta64`) carry their unit: they are
+/// written `datetime64[10s]` / `timedelta64[ns]` here (NumPy's `M8[10s]` / `m8[ns]` are
+/// accepted too), and their elements are `i64` counts (`i64::MIN` is NaT).
 ///
 /// ```
 /// use zarrflow::DataType;
@@ -60,6 +69,10 @@ pub enum DataType {
     /// `bytes` (zarr-python's `variable_length_bytes`): variable-length byte strings (Zarr v2
     /// `|O` with `vlen-bytes`). Read and written as `Vec<u8>`s.
     Bytes,
+    /// `numpy.datetime64`: an `i64` count of the unit since 1970-01-01 (NaT: `i64::MIN`).
+    DateTime64(TimeScale),
+    /// `numpy.timedelta64`: an `i64` count of the unit (NaT: `i64::MIN`).
+    TimeDelta64(TimeScale),
 }
 
 /// The data types with a fixed name, in the order error messages list them.
@@ -120,6 +133,8 @@ impl DataType {
             DataType::Raw { .. } => "r*",
             DataType::String => "string",
             DataType::Bytes => "bytes",
+            DataType::DateTime64(_) => "numpy.datetime64",
+            DataType::TimeDelta64(_) => "numpy.timedelta64",
         }
     }
 
@@ -129,7 +144,12 @@ impl DataType {
             DataType::Bool | DataType::Int8 | DataType::UInt8 => 1,
             DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
             DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
-            DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex64 => 8,
+            DataType::Int64
+            | DataType::UInt64
+            | DataType::Float64
+            | DataType::Complex64
+            | DataType::DateTime64(_)
+            | DataType::TimeDelta64(_) => 8,
             DataType::Complex128 => 16,
             DataType::Raw { bits } => (*bits / 8) as usize,
             DataType::String | DataType::Bytes => 0,
@@ -138,7 +158,8 @@ impl DataType {
 
     /// The NumPy type string of the type in little-endian order (`np.dtype(...).str`):
     /// `"<f4"`, `"|b1"`, `"<c16"`; raw types are void types (`"|V3"`) and give `"|V"` here
-    /// (their size is [`size`](Self::size)); `string` and `bytes` give NumPy's object type
+    /// (their size is [`size`](Self::size)); time types give `"<M8"` / `"<m8"` (their unit is
+    /// in [`numpy_descr`](Self::numpy_descr)); `string` and `bytes` give NumPy's object type
     /// `"|O"` (their fixed-width `.npy` forms `<U n` / `|S n` depend on the values).
     pub const fn numpy_str(&self) -> &'static str {
         match self {
@@ -158,6 +179,66 @@ impl DataType {
             DataType::Complex128 => "<c16",
             DataType::Raw { .. } => "|V",
             DataType::String | DataType::Bytes => "|O",
+            DataType::DateTime64(_) => "<M8",
+            DataType::TimeDelta64(_) => "<m8",
+        }
+    }
+
+    /// The whole little-endian NumPy type string: [`numpy_str`](Self::numpy_str) with a raw
+    /// type's size (`"|V3"`) and a time type's unit (`"<M8[10s]"`, `"<m8[ns]"`, `"<M8"`).
+    pub fn numpy_descr(&self) -> String {
+        match self {
+            DataType::Raw { bits } => format!("|V{}", bits / 8),
+            DataType::DateTime64(s) | DataType::TimeDelta64(s) => match s.unit {
+                TimeUnit::Generic => self.numpy_str().to_string(),
+                _ => format!("{}[{s}]", self.numpy_str()),
+            },
+            t => t.numpy_str().to_string(),
+        }
+    }
+
+    /// The time unit of a time type.
+    pub const fn time_scale(&self) -> Option<TimeScale> {
+        match self {
+            DataType::DateTime64(s) | DataType::TimeDelta64(s) => Some(*s),
+            _ => None,
+        }
+    }
+
+    /// The data type of a Zarr v3 `data_type` field: a name (`"float32"`, `"r24"`) or
+    /// zarr-python's `numpy.datetime64` / `numpy.timedelta64` objects (`{"name": ...,
+    /// "configuration": {"unit": "s", "scale_factor": 10}}`); `None` for any other.
+    pub fn from_metadata(meta: &MetadataV3) -> Option<DataType> {
+        let time = match meta.name() {
+            "numpy.datetime64" => DataType::DateTime64,
+            "numpy.timedelta64" => DataType::TimeDelta64,
+            name => {
+                return match meta.configuration() {
+                    Some(c) if !c.is_empty() => None,
+                    _ => name.parse().ok(),
+                };
+            }
+        };
+        let config = meta.configuration()?;
+        if config.len() != 2 {
+            return None;
+        }
+        let unit = TimeUnit::from_code(config.get("unit")?.as_str()?)?;
+        let scale = config.get("scale_factor")?.as_u64()?;
+        let scale = u32::try_from(scale).ok().filter(|&s| s > 0)?;
+        Some(time(TimeScale { unit, scale }))
+    }
+
+    /// The Zarr v3 `data_type` field of this type (zarr-python's form for time types).
+    pub fn to_metadata(&self) -> MetadataV3 {
+        match self {
+            DataType::DateTime64(s) | DataType::TimeDelta64(s) => {
+                let mut config = Map::new();
+                config.insert("unit".into(), Value::from(s.unit.config_name()));
+                config.insert("scale_factor".into(), json!(s.scale));
+                MetadataV3::new_with_configuration(self.name(), config)
+            }
+            t => MetadataV3::new(t.to_string()),
         }
     }
 
@@ -165,6 +246,10 @@ impl DataType {
     pub fn valid_names() -> String {
         let mut names: Vec<&str> = NAMED.iter().chain(&VARIABLE).map(DataType::name).collect();
         names.push("r<bits> (bits a multiple of 8)");
+        names.push(
+            "datetime64[UNIT], timedelta64[UNIT] (UNIT one of Y M W D h m s ms us ns ps fs as, \
+             optionally scaled: 10s)",
+        );
         names.join(", ")
     }
 }
@@ -174,6 +259,16 @@ impl fmt::Display for DataType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DataType::Raw { bits } => write!(f, "r{bits}"),
+            DataType::DateTime64(s) | DataType::TimeDelta64(s) => {
+                let base = match self {
+                    DataType::DateTime64(_) => "datetime64",
+                    _ => "timedelta64",
+                };
+                match s.unit {
+                    TimeUnit::Generic => f.write_str(base),
+                    _ => write!(f, "{base}[{s}]"),
+                }
+            }
             t => f.write_str(t.name()),
         }
     }
@@ -190,7 +285,9 @@ pub struct UnknownDataType {
 impl FromStr for DataType {
     type Err = UnknownDataType;
 
-    /// Parses a Zarr v3 name (`"uint16"`, `"r8"`).
+    /// Parses a Zarr v3 name (`"uint16"`, `"r8"`) or a time type: `datetime64[10s]`,
+    /// `timedelta64[ns]`, NumPy's `M8[s]` / `<m8[ns]`, `numpy.datetime64[D]`; without a unit,
+    /// a generic one.
     fn from_str(name: &str) -> Result<Self, Self::Err> {
         if let Some(t) = NAMED.iter().chain(&VARIABLE).find(|t| t.name() == name) {
             return Ok(*t);
@@ -198,6 +295,9 @@ impl FromStr for DataType {
         // zarr-python 3 writes `bytes` under this name; zarrs reads both
         if name == "variable_length_bytes" {
             return Ok(DataType::Bytes);
+        }
+        if let Some(t) = parse_time_type(name) {
+            return Ok(t);
         }
         let raw = name
             .strip_prefix('r')
@@ -209,6 +309,25 @@ impl FromStr for DataType {
                 name: name.chars().take(64).collect(),
             })
     }
+}
+
+/// `datetime64[10s]`, `M8[s]`, `<m8[ns]`, `numpy.timedelta64`, ...
+fn parse_time_type(name: &str) -> Option<DataType> {
+    let (base, unit) = match name.split_once('[') {
+        Some((b, rest)) => (b, rest.strip_suffix(']')?),
+        None => (name, ""),
+    };
+    let base = base.strip_prefix("numpy.").unwrap_or(base);
+    let base = base.strip_prefix('<').unwrap_or(base);
+    let time = match base {
+        "datetime64" | "M8" => DataType::DateTime64,
+        "timedelta64" | "m8" => DataType::TimeDelta64,
+        _ => return None,
+    };
+    if name.contains('[') && unit.is_empty() {
+        return None;
+    }
+    Some(time(unit.parse().ok()?))
 }
 
 #[cfg(test)]
@@ -224,6 +343,63 @@ mod tests {
         assert_eq!(DataType::Raw { bits: 16 }.size(), 2);
         for bad in ["r0", "r7", "r", "r+8", "R8", "float", "int", "r99999999999"] {
             assert!(bad.parse::<DataType>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn time_types() {
+        let ten_s = TimeScale {
+            unit: TimeUnit::Second,
+            scale: 10,
+        };
+        for name in [
+            "datetime64[10s]",
+            "M8[10s]",
+            "<M8[10s]",
+            "numpy.datetime64[10s]",
+        ] {
+            assert_eq!(name.parse(), Ok(DataType::DateTime64(ten_s)), "{name}");
+        }
+        let t = DataType::TimeDelta64(TimeScale {
+            unit: TimeUnit::Nanosecond,
+            scale: 1,
+        });
+        assert_eq!(t.to_string(), "timedelta64[ns]");
+        assert_eq!(t.numpy_descr(), "<m8[ns]");
+        assert_eq!(t.to_string().parse(), Ok(t));
+        assert_eq!(DataType::from_metadata(&t.to_metadata()), Some(t));
+        assert_eq!(DataType::DateTime64(ten_s).numpy_descr(), "<M8[10s]");
+        let generic = "datetime64".parse::<DataType>().unwrap();
+        assert_eq!(generic.numpy_descr(), "<M8");
+        assert_eq!(
+            DataType::from_metadata(&generic.to_metadata()),
+            Some(generic)
+        );
+        for bad in [
+            "datetime64[]",
+            "datetime64[0s]",
+            "M8[x]",
+            "datetime64[s",
+            "M16[s]",
+        ] {
+            assert!(bad.parse::<DataType>().is_err(), "{bad}");
+        }
+        let doc = |c: serde_json::Value| {
+            let v = json!({"name": "numpy.datetime64", "configuration": c});
+            DataType::from_metadata(&serde_json::from_value::<MetadataV3>(v).unwrap())
+        };
+        assert_eq!(
+            doc(json!({"unit": "s", "scale_factor": 10})),
+            Some(DataType::DateTime64(ten_s))
+        );
+        for bad in [
+            json!({"unit": "s"}),
+            json!({"unit": "s", "scale_factor": 0}),
+            json!({"unit": "s", "scale_factor": 1u64 << 33}),
+            json!({"unit": "parsec", "scale_factor": 1}),
+            json!({"unit": "s", "scale_factor": 1, "x": 1}),
+        ] {
+            assert_eq!(doc(bad.clone()), None, "{bad}");
         }
     }
 }

@@ -46,7 +46,7 @@ pub struct ArrayInfo {
 impl ArrayMetadata {
     /// The data type, when it is one zarrflow reads and writes.
     pub fn dtype(&self) -> Option<DataType> {
-        self.zarrs_metadata().data_type.name().parse().ok()
+        DataType::from_metadata(&self.zarrs_metadata().data_type)
     }
 
     /// The outer grid's chunk shape (the shard shape when sharded), for a regular grid.

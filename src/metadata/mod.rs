@@ -14,6 +14,7 @@ mod grid;
 mod info;
 pub mod limits;
 mod spec;
+mod time;
 pub mod v2;
 
 pub use codec_spec::CodecSpec;
@@ -24,6 +25,10 @@ pub use grid::{ChunkGridSpec, ChunkKeyEncodingSpec};
 pub use info::ArrayInfo;
 pub use limits::{DEFAULT_MAX_METADATA_BYTES, MAX_JSON_DEPTH};
 pub use spec::{ArraySpec, IntoDimensionName};
+pub use time::{
+    NAT, TimeScale, TimeUnit, TimeValueError, format_datetime, format_timedelta, parse_datetime,
+    parse_timedelta,
+};
 pub use v2::{ZARRAY, ZATTRS, ZGROUP, ZarrFormat};
 
 use crate::codec::{CodecPipeline, sharding::fixed_size};

@@ -68,7 +68,9 @@ impl ArraySpec {
     pub fn new(shape: impl Into<Vec<u64>>, data_type: &str) -> Self {
         ArraySpec {
             shape: shape.into(),
-            data_type: MetadataV3::new(data_type),
+            data_type: data_type
+                .parse::<DataType>()
+                .map_or_else(|_| MetadataV3::new(data_type), |t| t.to_metadata()),
             shard_shape: None,
             inner_chunk_shape: None,
             codecs: None,
@@ -83,7 +85,9 @@ impl ArraySpec {
     }
     /// A spec for `shape` and a [`DataType`].
     pub fn with_data_type(shape: impl Into<Vec<u64>>, data_type: DataType) -> Self {
-        ArraySpec::new(shape, &data_type.to_string())
+        let mut spec = ArraySpec::new(shape, "uint8");
+        spec.data_type = data_type.to_metadata();
+        spec
     }
     /// Set the shard (outer chunk) shape; without an inner chunk shape it is the chunk shape
     /// of an unsharded array.
@@ -239,7 +243,7 @@ impl ArraySpec {
 
     /// The data type, when its name is one of [`DataType`]'s.
     pub fn dtype(&self) -> Option<DataType> {
-        self.data_type.name().parse().ok()
+        DataType::from_metadata(&self.data_type)
     }
 
     fn default_fill(&self) -> FillValueMetadata {
@@ -252,6 +256,7 @@ impl ArraySpec {
                 json!(vec![0u8; (bits / 8) as usize])
             }
             "string" | "bytes" | "variable_length_bytes" => json!(""),
+            "numpy.datetime64" | "numpy.timedelta64" => json!(crate::metadata::NAT),
             _ => json!(0),
         };
         serde_json::from_value(v).unwrap_or(FillValueMetadata::Null)
@@ -284,13 +289,13 @@ impl ArraySpec {
     /// [`MAX_JSON_DEPTH`](super::MAX_JSON_DEPTH).
     pub fn build(&self) -> Result<ArrayMetadata, MetadataError> {
         self.check_nesting()?;
-        let dtype = self.data_type.name().parse::<DataType>().map_err(|e| {
-            MetadataError::UnsupportedDataType {
+        let dtype = self
+            .dtype()
+            .ok_or_else(|| MetadataError::UnsupportedDataType {
                 key: "<new array>".into(),
-                name: e.name,
+                name: self.data_type.name().chars().take(64).collect(),
                 reason: format!("zarrflow reads and writes {}", DataType::valid_names()),
-            }
-        })?;
+            })?;
         let rank = self.shape.len();
         let bad = |field: &str, reason: String| MetadataError::InvalidSpec {
             field: field.to_string(),

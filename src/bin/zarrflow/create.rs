@@ -74,9 +74,15 @@ pub async fn run(args: CreateArgs) -> Result<()> {
                 crate::vlen::fill_value_json(t, fill).map_err(|e| e.context("--fill-value"))?
             }
             None => {
-                value_bytes(&data_type, &args.dtype, fill)
+                let bytes = value_bytes(&data_type, &args.dtype, fill)
                     .map_err(|e| e.context("--fill-value"))?;
-                bare_to_json(fill)
+                match spec.dtype().filter(|t| t.time_scale().is_some()) {
+                    // a time value is stored as its count, as zarr-python writes it (NaT too)
+                    Some(_) => {
+                        serde_json::json!(i64::from_ne_bytes(bytes.try_into().unwrap_or([0; 8])))
+                    }
+                    None => bare_to_json(fill),
+                }
             }
         };
         spec = spec.fill_value(json)?;

@@ -45,7 +45,7 @@ pub async fn run(args: GetArgs) -> Result<()> {
             None => crate::vlen::print_view(&view, args.full, args.limits.max_bytes).await,
         };
     }
-    let (dt, size) = element_type(&array)?;
+    let (_, size) = element_type(&array)?;
     match &args.output {
         Some(path) => {
             check_result_size(&view.shape(), size, args.limits.max_bytes)?;
@@ -55,7 +55,7 @@ pub async fn run(args: GetArgs) -> Result<()> {
         None => {
             print_view(
                 &view,
-                Printer::of(&dt, size),
+                Printer::for_type(array.data_type()),
                 args.full,
                 args.limits.max_bytes,
             )

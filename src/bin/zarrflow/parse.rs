@@ -297,6 +297,13 @@ pub fn bare_to_metadata(text: &str) -> Result<FillValueMetadata> {
 /// value of the type is infinite, or a nonzero number whose nearest value is zero
 /// (subnormal results are kept). `NaN`, `Infinity`, `-Infinity` and bit patterns are exact.
 pub fn value_bytes(data_type: &DataType, name: &str, text: &str) -> Result<Vec<u8>> {
+    if let Some(t) = name
+        .parse::<zarrflow::DataType>()
+        .ok()
+        .filter(|t| t.time_scale().is_some())
+    {
+        return time_value_bytes(t, name, text);
+    }
     let meta = bare_to_metadata(text)?;
     let refused = |why: String| {
         CliError::usage(format!(
@@ -342,6 +349,31 @@ pub fn value_bytes(data_type: &DataType, name: &str, text: &str) -> Result<Vec<u
         }
     }
     Ok(bytes)
+}
+
+/// A time type's value: `NaT`, an integer count, or an ISO 8601 date-time (datetimes) or
+/// duration (timedeltas) that the unit holds exactly.
+fn time_value_bytes(t: zarrflow::DataType, name: &str, text: &str) -> Result<Vec<u8>> {
+    let scale = t.time_scale().unwrap_or(zarrflow::metadata::TimeScale {
+        unit: zarrflow::metadata::TimeUnit::Generic,
+        scale: 1,
+    });
+    // a JSON string (`"2020-01-01"`) is taken as its content
+    let trimmed = text.trim();
+    let unquoted = match serde_json::from_str::<Value>(trimmed) {
+        Ok(Value::String(s)) => s,
+        _ => trimmed.to_string(),
+    };
+    let parsed = match t {
+        zarrflow::DataType::DateTime64(_) => zarrflow::metadata::parse_datetime(&unquoted, scale),
+        _ => zarrflow::metadata::parse_timedelta(&unquoted, scale),
+    };
+    parsed.map(|v| v.to_ne_bytes().to_vec()).map_err(|e| {
+        CliError::usage(format!(
+            "`{}` is not a valid value for data type {name}: {e}",
+            quoted(trimmed)
+        ))
+    })
 }
 
 /// The float parts of a float or complex type: their size and range, for refusing values

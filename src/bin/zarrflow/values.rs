@@ -22,9 +22,22 @@ pub enum Printer {
     Complex(usize),
     /// Any other type: a list of its bytes.
     Raw(usize),
+    /// `datetime64[unit]`: an ISO 8601 date-time string as `np.datetime_as_string` gives it.
+    DateTime(zarrflow::metadata::TimeScale),
+    /// `timedelta64[unit]`: an ISO 8601 duration string (`"PT50S"`).
+    TimeDelta(zarrflow::metadata::TimeScale),
 }
 
 impl Printer {
+    /// The printer of a data type.
+    pub fn for_type(data_type: zarrflow::DataType) -> Printer {
+        match data_type {
+            zarrflow::DataType::DateTime64(s) => Printer::DateTime(s),
+            zarrflow::DataType::TimeDelta64(s) => Printer::TimeDelta(s),
+            t => Printer::of(&t.to_string(), t.size()),
+        }
+    }
+
     /// The printer of a Zarr data type name with `size`-byte elements.
     pub fn of(data_type: &str, size: usize) -> Printer {
         match data_type {
@@ -44,6 +57,7 @@ impl Printer {
         match *self {
             Printer::Bool => 1,
             Printer::Int(n) | Printer::UInt(n) | Printer::Float(n) | Printer::Raw(n) => n,
+            Printer::DateTime(_) | Printer::TimeDelta(_) => 8,
             Printer::Complex(n) => 2 * n,
         }
     }
@@ -76,6 +90,14 @@ impl Printer {
                     format_float(&b[n..], n)
                 )
             }
+            Printer::DateTime(s) => format!(
+                "\"{}\"",
+                zarrflow::metadata::format_datetime(i64::from_ne_bytes(arr8(b)), s)
+            ),
+            Printer::TimeDelta(s) => format!(
+                "\"{}\"",
+                zarrflow::metadata::format_timedelta(i64::from_ne_bytes(arr8(b)), s)
+            ),
             Printer::Raw(_) => format!(
                 "[{}]",
                 b.iter().map(u8::to_string).collect::<Vec<_>>().join(", ")
