@@ -186,6 +186,18 @@ async fn bytes_round_trip_and_the_wrong_element_type_is_refused() {
             .unwrap_err()
             .is_data_type_mismatch()
     );
+    // batches stage raw bytes: refused for variable-length arrays
+    let mut batch = a.batch();
+    assert!(
+        batch
+            .stage_bytes(&a.view(), &[0; 48], &[6])
+            .unwrap_err()
+            .is_data_type_mismatch()
+    );
+    assert_eq!(
+        a.view().read_vlen::<Vec<u8>>().await.unwrap(),
+        values.into_dyn()
+    );
 }
 
 fn mode_of(m: &str) -> SelectionMode {
