@@ -66,11 +66,20 @@ impl ArraySpec {
     /// is refused by [`build`](Self::build) with the list of valid ones). See also
     /// [`with_data_type`](Self::with_data_type) and `ArraySpec::of::<T>`.
     pub fn new(shape: impl Into<Vec<u64>>, data_type: &str) -> Self {
+        let data_type = data_type
+            .parse::<DataType>()
+            .map_or_else(|_| MetadataV3::new(data_type), |t| t.to_metadata());
+        ArraySpec::of_data_type_field(shape.into(), data_type)
+    }
+    /// A spec for `shape` and a [`DataType`].
+    pub fn with_data_type(shape: impl Into<Vec<u64>>, data_type: DataType) -> Self {
+        ArraySpec::of_data_type_field(shape.into(), data_type.to_metadata())
+    }
+    /// A spec of defaults for `shape` and the v3 `data_type` field `data_type`.
+    fn of_data_type_field(shape: Vec<u64>, data_type: MetadataV3) -> Self {
         ArraySpec {
-            shape: shape.into(),
-            data_type: data_type
-                .parse::<DataType>()
-                .map_or_else(|_| MetadataV3::new(data_type), |t| t.to_metadata()),
+            shape,
+            data_type,
             shard_shape: None,
             inner_chunk_shape: None,
             codecs: None,
@@ -82,12 +91,6 @@ impl ArraySpec {
             attributes: Map::new(),
             zarr_format: ZarrFormat::V3,
         }
-    }
-    /// A spec for `shape` and a [`DataType`].
-    pub fn with_data_type(shape: impl Into<Vec<u64>>, data_type: DataType) -> Self {
-        let mut spec = ArraySpec::new(shape, "uint8");
-        spec.data_type = data_type.to_metadata();
-        spec
     }
     /// Set the shard (outer chunk) shape; without an inner chunk shape it is the chunk shape
     /// of an unsharded array.

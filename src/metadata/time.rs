@@ -391,17 +391,23 @@ fn seconds_attoseconds(s: &str) -> Option<i128> {
 
 /// A count in `scale` of `total` (a quantity of `unit_as` attoseconds per step), exact.
 fn to_count(total: i128, scale: TimeScale) -> Result<i64, TimeValueError> {
-    let per = scale
-        .unit
-        .attoseconds()
-        .and_then(|a| a.checked_mul(i128::from(scale.scale)))
-        .ok_or(TimeValueError::Malformed {
-            expected: "a unit of fixed length",
-        })?;
-    if total % per != 0 {
+    let per = scale.unit.attoseconds().ok_or(TimeValueError::Malformed {
+        expected: "a unit of fixed length",
+    })?;
+    scaled(exact_div(total, per, scale)?, scale)
+}
+
+/// `a / b`, when exact (else the unit cannot hold the value).
+fn exact_div(a: i128, b: i128, scale: TimeScale) -> Result<i128, TimeValueError> {
+    if a % b != 0 {
         return Err(TimeValueError::Inexact(unit_text(scale)));
     }
-    fit(total / per, scale)
+    Ok(a / b)
+}
+
+/// A count of `scale.unit` as a count of `scale` (exact, within `i64`, not NaT).
+fn scaled(units: i128, scale: TimeScale) -> Result<i64, TimeValueError> {
+    fit(exact_div(units, i128::from(scale.scale), scale)?, scale)
 }
 
 fn unit_text(scale: TimeScale) -> String {
@@ -519,13 +525,6 @@ fn parse_iso_datetime(text: &str, scale: TimeScale) -> Result<i64, TimeValueErro
     }
     let month0 = month.unwrap_or(1);
     let day0 = day.unwrap_or(1);
-    let scaled = |count: i128| -> Result<i64, TimeValueError> {
-        let s = i128::from(scale.scale);
-        if count % s != 0 {
-            return Err(TimeValueError::Inexact(unit_text(scale)));
-        }
-        fit(count / s, scale)
-    };
     let range = || TimeValueError::OutOfRange(scale.to_string());
     match scale.unit {
         TimeUnit::Year | TimeUnit::Month => {
@@ -540,7 +539,7 @@ fn parse_iso_datetime(text: &str, scale: TimeScale) -> Result<i64, TimeValueErro
                     .and_then(|m| m.checked_add(i128::from(month0) - 1))
                     .ok_or_else(range)?,
             };
-            scaled(count)
+            scaled(count, scale)
         }
         _ => {
             let days = days_from_civil(year, month0, day0).ok_or_else(range)?;
@@ -560,7 +559,7 @@ fn parse_iso_datetime(text: &str, scale: TimeScale) -> Result<i64, TimeValueErro
                     .and_then(|u| u.checked_add(tod / ua))
                     .ok_or_else(range)?
             };
-            scaled(units)
+            scaled(units, scale)
         }
     }
 }
@@ -674,11 +673,8 @@ pub fn parse_timedelta(text: &str, scale: TimeScale) -> Result<i64, TimeValueErr
             if exact != 0 {
                 return Err(TimeValueError::Inexact(unit_text(scale)));
             }
-            let per = if scale.unit == TimeUnit::Year { 12 } else { 1 } * i128::from(scale.scale);
-            if calendar_months % per != 0 {
-                return Err(TimeValueError::Inexact(unit_text(scale)));
-            }
-            fit(sign * calendar_months / per, scale)
+            let per_unit = if scale.unit == TimeUnit::Year { 12 } else { 1 };
+            scaled(sign * exact_div(calendar_months, per_unit, scale)?, scale)
         }
         _ => {
             if calendar_months != 0 {
@@ -698,6 +694,13 @@ mod tests {
 
     fn s(unit: TimeUnit, scale: u32) -> TimeScale {
         TimeScale { unit, scale }
+    }
+
+    fn assert_malformed(got: Result<i64, TimeValueError>, text: &str) {
+        assert!(
+            matches!(got, Err(TimeValueError::Malformed { .. })),
+            "{text:?}: {got:?}"
+        );
     }
 
     #[test]
@@ -816,14 +819,7 @@ mod tests {
             "1e5",
             "2020-01-01T00:00:00.",
         ] {
-            assert!(
-                matches!(
-                    parse_datetime(bad, sec),
-                    Err(TimeValueError::Malformed { .. })
-                ),
-                "{bad:?}: {:?}",
-                parse_datetime(bad, sec)
-            );
+            assert_malformed(parse_datetime(bad, sec), bad);
         }
         assert!(matches!(
             parse_datetime("2020-01-01T00:00:01", day),
@@ -850,14 +846,7 @@ mod tests {
         assert_eq!(parse_timedelta("P1DT2H", s(TimeUnit::Hour, 1)), Ok(26));
         assert_eq!(parse_timedelta("P1Y2M", s(TimeUnit::Month, 1)), Ok(14));
         for bad in ["P", "PT", "P1H", "PT1D", "P1M1Y", "1D", "P1.5D", "PTS"] {
-            assert!(
-                matches!(
-                    parse_timedelta(bad, sec),
-                    Err(TimeValueError::Malformed { .. })
-                ),
-                "{bad:?}: {:?}",
-                parse_timedelta(bad, sec)
-            );
+            assert_malformed(parse_timedelta(bad, sec), bad);
         }
         assert!(matches!(
             parse_timedelta("P1M", sec),
