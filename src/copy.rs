@@ -729,20 +729,23 @@ async fn copy_unit(job: &ArrayJob, u: u64) -> Result<u64, CopyError> {
         url: job.dst_url.clone(),
         source: Box::new(source),
     };
-    let data = job
-        .src
-        .view()
-        .get(&sel)
-        .map_err(read)?
-        .read_bytes()
-        .await
-        .map_err(read)?;
-    job.dst
-        .view()
-        .get(&sel)
-        .map_err(write)?
-        .write_bytes(&data, &shape)
-        .await
-        .map_err(write)?;
+    let src = job.src.view().get(&sel).map_err(read)?;
+    let dst = job.dst.view().get(&sel).map_err(write)?;
+    // variable-length elements are copied as values (their bytes are counted)
+    match job.src.data_type() {
+        crate::DataType::String => {
+            let values = src.read_vlen::<String>().await.map_err(read)?;
+            dst.write_vlen(&values).await.map_err(write)?;
+            return Ok(values.iter().map(|v| v.len() as u64).sum());
+        }
+        crate::DataType::Bytes => {
+            let values = src.read_vlen::<Vec<u8>>().await.map_err(read)?;
+            dst.write_vlen(&values).await.map_err(write)?;
+            return Ok(values.iter().map(|v| v.len() as u64).sum());
+        }
+        _ => {}
+    }
+    let data = src.read_bytes().await.map_err(read)?;
+    dst.write_bytes(&data, &shape).await.map_err(write)?;
     Ok(data.len() as u64)
 }

@@ -136,7 +136,8 @@ pub mod plan;
 pub mod store;
 
 pub use array::{
-    Array, ArrayError, ArrayOptions, ArrayView, Element, ShapeMismatch, WriteBatch, block_on,
+    Array, ArrayError, ArrayOptions, ArrayView, Element, ShapeMismatch, VlenElement, WriteBatch,
+    block_on,
 };
 pub use index::{Selection, SelectionItem};
 pub use metadata::{ArrayInfo, ArraySpec, CodecSpec, DataType, ZarrFormat};

@@ -199,6 +199,14 @@ pub enum NpyError {
     /// Writing failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// A `<U n` element holds a code unit that is no Unicode character.
+    #[error("element {index} of a `<U` file holds {unit:#x}, which is no Unicode character")]
+    InvalidCharacter {
+        /// The element's C-order index.
+        index: usize,
+        /// The code unit.
+        unit: u32,
+    },
 }
 
 impl NpyError {
@@ -252,6 +260,10 @@ pub enum NpyKind {
     Complex,
     /// `V`: void (raw bytes).
     Void,
+    /// `U`: fixed-width text, UTF-32 code units (`<U n`: n characters, 4n bytes), NUL-padded.
+    Unicode,
+    /// `S`: fixed-width bytes (`|S n`), NUL-padded.
+    Bytes,
     /// `M`: `datetime64` of a unit (`<M8[s]`).
     DateTime(TimeScale),
     /// `m`: `timedelta64` of a unit (`<m8[ns]`).
@@ -268,6 +280,8 @@ impl NpyKind {
             NpyKind::Float => 'f',
             NpyKind::Complex => 'c',
             NpyKind::Void => 'V',
+            NpyKind::Unicode => 'U',
+            NpyKind::Bytes => 'S',
             NpyKind::DateTime(_) => 'M',
             NpyKind::TimeDelta(_) => 'm',
         }
@@ -281,6 +295,8 @@ impl NpyKind {
             'f' => NpyKind::Float,
             'c' => NpyKind::Complex,
             'V' => NpyKind::Void,
+            'U' => NpyKind::Unicode,
+            'S' => NpyKind::Bytes,
             // the unit follows the size: `Descr::parse` puts it in
             'M' => NpyKind::DateTime(GENERIC),
             'm' => NpyKind::TimeDelta(GENERIC),
@@ -308,7 +324,8 @@ impl NpyType {
             NpyKind::Int | NpyKind::UInt => matches!(size, 1 | 2 | 4 | 8),
             NpyKind::Float => matches!(size, 2 | 4 | 8),
             NpyKind::Complex => matches!(size, 8 | 16),
-            NpyKind::Void => size >= 1 && size <= MAX_VOID_SIZE,
+            NpyKind::Void | NpyKind::Bytes => size >= 1 && size <= MAX_VOID_SIZE,
+            NpyKind::Unicode => size >= 4 && size.is_multiple_of(4) && size <= MAX_VOID_SIZE,
             NpyKind::DateTime(_) | NpyKind::TimeDelta(_) => size == 8,
         };
         if valid {
@@ -318,7 +335,9 @@ impl NpyType {
         }
     }
 
-    /// The `.npy` type of a data type (a raw `rN` type is void `|V{N/8}`).
+    /// The `.npy` type of a data type (a raw `rN` type is void `|V{N/8}`). The
+    /// variable-length `string` and `bytes` give their narrowest fixed-width form (`<U1`,
+    /// `|S1`): a file's width depends on its values ([`NpyType::text`]).
     pub const fn of(data_type: DataType) -> NpyType {
         let kind = match data_type {
             DataType::Bool => NpyKind::Bool,
@@ -329,12 +348,31 @@ impl NpyType {
             DataType::Float16 | DataType::Float32 | DataType::Float64 => NpyKind::Float,
             DataType::Complex64 | DataType::Complex128 => NpyKind::Complex,
             DataType::Raw { .. } => NpyKind::Void,
+            DataType::String => return NpyType::text(NpyKind::Unicode, 1),
+            DataType::Bytes => return NpyType::text(NpyKind::Bytes, 1),
             DataType::DateTime64(s) => NpyKind::DateTime(s),
             DataType::TimeDelta64(s) => NpyKind::TimeDelta(s),
         };
         NpyType {
             kind,
             size: data_type.size(),
+        }
+    }
+
+    /// The fixed-width text type of `width` characters (`Unicode`: `<U{width}`) or bytes
+    /// (`Bytes`: `|S{width}`); width 0 is stored as 1, as NumPy does. Any other kind gives
+    /// `|S{width}`.
+    pub const fn text(kind: NpyKind, width: usize) -> NpyType {
+        let width = if width == 0 { 1 } else { width };
+        match kind {
+            NpyKind::Unicode => NpyType {
+                kind,
+                size: width * 4,
+            },
+            _ => NpyType {
+                kind: NpyKind::Bytes,
+                size: width,
+            },
         }
     }
 
@@ -355,6 +393,8 @@ impl NpyType {
             (NpyKind::Float, _) => DataType::Float64,
             (NpyKind::Complex, 8) => DataType::Complex64,
             (NpyKind::Complex, _) => DataType::Complex128,
+            (NpyKind::Unicode, _) => DataType::String,
+            (NpyKind::Bytes, _) => DataType::Bytes,
             (NpyKind::Void, n) => DataType::Raw {
                 bits: (n * 8) as u32,
             },
@@ -377,8 +417,9 @@ impl NpyType {
     /// void.
     pub const fn swap_unit(&self) -> usize {
         match self.kind {
-            NpyKind::Bool | NpyKind::Void => 1,
+            NpyKind::Bool | NpyKind::Void | NpyKind::Bytes => 1,
             NpyKind::Complex => self.size / 2,
+            NpyKind::Unicode => 4,
             _ => self.size,
         }
     }
@@ -481,6 +522,11 @@ impl Descr {
             return Err(unsupported());
         }
         let size: usize = digits.parse().map_err(|_| unsupported())?;
+        // `<U n` counts characters of 4 bytes
+        let size = match kind {
+            NpyKind::Unicode => size.checked_mul(4).ok_or_else(unsupported)?,
+            _ => size,
+        };
         let ty = NpyType::new(kind, size).ok_or_else(unsupported)?;
         let byte_order = if ty.swap_unit() == 1 {
             ByteOrder::NotApplicable
@@ -511,7 +557,10 @@ impl fmt::Display for Descr {
             "{}{}{}",
             self.byte_order.code(),
             self.ty.kind.code(),
-            self.ty.size
+            match self.ty.kind {
+                NpyKind::Unicode => self.ty.size / 4,
+                _ => self.ty.size,
+            }
         )?;
         match self.ty.kind {
             NpyKind::DateTime(s) | NpyKind::TimeDelta(s) if s.unit != TimeUnit::Generic => {
@@ -777,6 +826,78 @@ pub fn write_npy<W: Write>(
     }
     out.flush()?;
     Ok(())
+}
+
+/// Variable-length values as fixed-width `.npy` data: `Unicode` (`<U{most characters}`,
+/// values given as UTF-8) or `Bytes` (`|S{longest}`), NUL-padded, native-endian (what
+/// [`write_npy`] takes). As in NumPy, trailing NULs of a value do not survive a read back
+/// ([`text_values`]).
+pub fn text_data<V: AsRef<[u8]>>(kind: NpyKind, values: &[V]) -> (NpyType, Vec<u8>) {
+    if kind == NpyKind::Unicode {
+        let chars: Vec<Vec<u32>> = values
+            .iter()
+            .map(|v| {
+                String::from_utf8_lossy(v.as_ref())
+                    .chars()
+                    .map(u32::from)
+                    .collect()
+            })
+            .collect();
+        let ty = NpyType::text(kind, chars.iter().map(Vec::len).max().unwrap_or(0));
+        let width = ty.size() / 4;
+        let mut data = Vec::with_capacity(values.len() * ty.size());
+        for c in &chars {
+            data.extend(c.iter().flat_map(|u| u.to_ne_bytes()));
+            data.resize(data.len() + (width - c.len()) * 4, 0);
+        }
+        return (ty, data);
+    }
+    let ty = NpyType::text(
+        kind,
+        values.iter().map(|v| v.as_ref().len()).max().unwrap_or(0),
+    );
+    let mut data = Vec::with_capacity(values.len() * ty.size());
+    for v in values {
+        data.extend_from_slice(v.as_ref());
+        data.resize(data.len() + ty.size() - v.as_ref().len(), 0);
+    }
+    (ty, data)
+}
+
+/// The values of fixed-width `.npy` text data (native-endian) of type `ty`: `<U n` as
+/// UTF-8, `|S n` as bytes, each without its trailing NULs (NumPy's reading). `None` for
+/// other types.
+pub fn text_values(ty: NpyType, data: &[u8]) -> Option<Result<Vec<Vec<u8>>, NpyError>> {
+    let width = ty.size();
+    match ty.kind() {
+        NpyKind::Bytes => Some(Ok(data
+            .chunks_exact(width)
+            .map(|v| {
+                let end = v.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+                v[..end].to_vec()
+            })
+            .collect())),
+        NpyKind::Unicode => Some(
+            data.chunks_exact(width)
+                .enumerate()
+                .map(|(index, v)| {
+                    let units: Vec<u32> = v
+                        .chunks_exact(4)
+                        .map(|u| u32::from_ne_bytes([u[0], u[1], u[2], u[3]]))
+                        .collect();
+                    let end = units.iter().rposition(|&u| u != 0).map_or(0, |i| i + 1);
+                    units[..end]
+                        .iter()
+                        .map(|&unit| {
+                            char::from_u32(unit).ok_or(NpyError::InvalidCharacter { index, unit })
+                        })
+                        .collect::<Result<String, _>>()
+                        .map(String::into_bytes)
+                })
+                .collect(),
+        ),
+        _ => None,
+    }
 }
 
 /// The bytes of the `.npy` file [`write_npy`] writes.
@@ -1094,6 +1215,36 @@ fn dict_fields(text: &[char]) -> Result<(Descr, bool, Vec<u64>), NpyError> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn fixed_width_text_round_trips_and_has_numpy_descriptors() {
+        let words = ["", "h\u{e9}", "\u{1F600}ab"];
+        let (ty, data) = text_data(NpyKind::Unicode, &words);
+        assert_eq!(ty.to_string(), "<U3");
+        assert_eq!(Descr::parse("<U3").unwrap().ty, ty);
+        let back = text_values(ty, &data).unwrap().unwrap();
+        assert_eq!(back, words.map(|w| w.as_bytes().to_vec()));
+        let raw: [&[u8]; 3] = [b"", b"\xff\x00z", b"ab"];
+        let (ty, data) = text_data(NpyKind::Bytes, &raw);
+        assert_eq!((ty.to_string(), data.len()), ("|S3".to_string(), 9));
+        assert_eq!(text_values(ty, &data).unwrap().unwrap()[1], b"\xff\x00z");
+        let (ty, _) = text_data::<&str>(NpyKind::Unicode, &[]);
+        assert_eq!(ty.to_string(), "<U1");
+        let bad = 0xD800u32.to_ne_bytes();
+        let e = text_values(NpyType::text(NpyKind::Unicode, 1), &bad)
+            .unwrap()
+            .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                NpyError::InvalidCharacter {
+                    index: 0,
+                    unit: 0xD800
+                }
+            ),
+            "{e}"
+        );
+    }
+
     /// Every data type zarrflow has, with a raw type of 1 and of 3 bytes.
     fn every_type() -> Vec<DataType> {
         let mut types: Vec<DataType> = DataType::NAMED.to_vec();
@@ -1181,7 +1332,7 @@ mod tests {
             "|V0",
             "<V01",
             "|i4",
-            "<U3",
+            "<U0",
             "O",
             "<M8[",
             "<M4[s]",
@@ -1549,7 +1700,7 @@ mod tests {
 
     #[test]
     fn descr_must_be_a_supported_type_string() {
-        let e = header_err("{'descr': '<U3', 'fortran_order': False, 'shape': (1,)}");
+        let e = header_err("{'descr': '|O', 'fortran_order': False, 'shape': (1,)}");
         assert!(
             matches!(e, NpyError::UnsupportedDescr(_)) && e.is_unsupported(),
             "{e}"

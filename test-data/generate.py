@@ -103,6 +103,7 @@ MANIFEST_DATA: dict = {
     "arrays": [],
     "groups": [],
     "corrupt": [],
+    "vlen_arrays": [],
     "not_produced": [],
     "crc32c_checks": [],
     "unsupported": [],
@@ -1411,6 +1412,82 @@ def gen_tensorstore_v2():
 
 
 # =============================================================================================
+# variable-length data: zarr-python's `string` / `variable_length_bytes` (v3) and `|O` with
+# vlen-utf8 / vlen-bytes (v2). Expected values are JSON (strings as strings, bytes as lists of
+# byte values): .npy cannot hold them without pickling.
+
+def vlen_words(n: int, kind: str, seed: str) -> np.ndarray:
+    rng = np.random.default_rng(seed_for(seed))
+    pieces = ["", "a", "zarr", "h\u00e9llo", "\u03b1\u03b2\u03b3", "\U0001F600", "x" * 9, "tab\tnl\n"]
+    out = []
+    for i in range(n):
+        k = int(rng.integers(0, len(pieces)))
+        w = pieces[k] * int(rng.integers(1, 3)) if k else ""
+        out.append(w)
+    if kind == "bytes":
+        out = [w.encode("utf-8") + (bytes([0xFF, 0, i % 7 + 1]) if i % 4 == 1 else b"") for i, w in enumerate(out)]
+    return np.array(out, dtype=object)
+
+
+def vlen_json(a) -> list:
+    flat = np.asarray(a, dtype=object).reshape(-1).tolist()
+    return [list(v) if isinstance(v, bytes) else str(v) for v in flat]
+
+
+def register_vlen(path: Path, expected: np.ndarray, kind: str, fmt: int, chunk, features) -> None:
+    back = zarr.open_array(str(path), mode="r")
+    got = np.asarray(back[...], dtype=object)
+    assert got.shape == expected.shape and got.tolist() == expected.tolist(), rel(path)
+    selections = []
+    for items, mode in gen_selections(expected.shape, chunk):
+        sel = sel_to_str(items)
+        want = apply_sel(expected, parse_sel(sel), mode)
+        z = {"basic": back, "oindex": back.oindex, "vindex": back.vindex}[mode]
+        try:
+            zgot = np.asarray(z[_np_items(parse_sel(sel))], dtype=object)
+            assert zgot.tolist() == np.asarray(want, dtype=object).tolist(), (rel(path), sel)
+        except (IndexError, TypeError, ValueError, NotImplementedError):
+            pass  # a form zarr-python does not take: NumPy's answer stands
+        selections.append({"selection": sel, "mode": mode, "shape": list(np.shape(want)), "values": vlen_json(want)})
+    expected_path = path.with_name(path.name + ".json")
+    expected_path.write_text(json.dumps({"shape": list(expected.shape), "values": vlen_json(expected),
+                                          "selections": selections}, ensure_ascii=False, indent=0) + "\n")
+    MANIFEST_DATA["vlen_arrays"].append({
+        "path": rel(path), "writer": ZP, "kind": kind, "zarr_format": fmt, "shape": list(expected.shape),
+        "features": sorted(set(features)), "expected": rel(expected_path),
+    })
+
+
+def gen_vlen() -> None:
+    from zarr.core.dtype import VariableLengthBytes
+
+    def make(name, kind, fmt, shape, chunks, *, shards=None, compressors="auto", writes=(FULL,), features=()):
+        path = FIXTURES / "zarr-python-vlen" / name
+        data = vlen_words(int(np.prod(shape)), kind, name).reshape(shape)
+        dtype = str if kind == "string" else VariableLengthBytes()
+        kw = {"shards": shards} if shards else {}
+        a = zarr.create_array(str(path), shape=shape, chunks=chunks, dtype=dtype, zarr_format=fmt,
+                              compressors=compressors, **kw)
+        fill = "" if kind == "string" else b""
+        expected = np.full(shape, fill, dtype=object)
+        for w in writes:
+            a[w] = data[w]
+            expected[w] = data[w]
+        register_vlen(path, expected, kind, fmt, shards or chunks, features)
+
+    part = ((slice(0, 4), slice(0, 5)),)
+    make("string_v3", "string", 3, (7, 5), (3, 2), features=["zstd", "missing_chunks"], writes=part)
+    make("string_v3_gzip", "string", 3, (9,), (4,), compressors=zarr.codecs.GzipCodec(level=1), features=["gzip"])
+    make("bytes_v3", "bytes", 3, (6, 4), (4, 3), features=["zstd"])
+    make("string_v3_sharded_zstd", "string", 3, (8, 6), (2, 3), shards=(4, 6), features=["sharding", "zstd", "missing_chunks"],
+         writes=((slice(0, 5), slice(None)),))
+    make("bytes_v3_sharded_gzip", "bytes", 3, (10,), (2,), shards=(4,), compressors=zarr.codecs.GzipCodec(level=1),
+         features=["sharding", "gzip"], writes=((slice(0, 7),),))
+    make("string_v2", "string", 2, (7, 5), (3, 2), compressors=None, features=["no_compressor", "missing_chunks"], writes=part)
+    make("bytes_v2_zstd", "bytes", 2, (9,), (4,), features=["zstd"])
+
+
+# =============================================================================================
 
 
 def generated_files(root: Path) -> dict[str, Path]:
@@ -1435,6 +1512,7 @@ def generate() -> None:
     gen_spec_shards()
     gen_zarr_python_v2()
     gen_tensorstore_v2()
+    gen_vlen()
     MANIFEST.write_text(json.dumps(MANIFEST_DATA, indent=1, ensure_ascii=False) + "\n")
 
 

@@ -365,10 +365,10 @@ fn set_from_checks_npy_files() {
             "twice",
         ),
         (
-            "unicode.npy",
-            "{'descr': '<U2', 'fortran_order': False, 'shape': (2, 2), }",
+            "object.npy",
+            "{'descr': '|O', 'fortran_order': False, 'shape': (2, 2), }",
             32,
-            "`<U2` is not supported",
+            "`|O` is not supported",
         ),
         (
             "overflow.npy",

@@ -88,6 +88,9 @@ pub fn read_view<'py>(
     view: &ArrayView,
     dtype: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    if view.array().data_type().is_variable_length() {
+        return read_vlen_view(py, view);
+    }
     let numpy = py.import("numpy")?;
     let shape = PyTuple::new(py, view.shape())?;
     let out = numpy.call_method1("empty", (shape, dtype))?;
@@ -112,6 +115,61 @@ pub fn read_view<'py>(
         }
     }
     Ok(out)
+}
+
+/// Reads `view` of a `string` or `bytes` array into a new NumPy object array of `str` or
+/// `bytes` (the Python layer turns strings into NumPy's `StringDType`, as zarr-python 3
+/// returns them).
+fn read_vlen_view<'py>(py: Python<'py>, view: &ArrayView) -> PyResult<Bound<'py, PyAny>> {
+    let numpy = py.import("numpy")?;
+    let shape = PyTuple::new(py, view.shape())?;
+    let items: Vec<Bound<'py, PyAny>> = match view.array().data_type() {
+        DataType::String => run(py, view.read_vlen::<String>())?
+            .iter()
+            .map(|s| pyo3::types::PyString::new(py, s).into_any())
+            .collect(),
+        _ => run(py, view.read_vlen::<Vec<u8>>())?
+            .iter()
+            .map(|b| PyBytes::new(py, b).into_any())
+            .collect(),
+    };
+    let n = items.len();
+    let flat = numpy.call_method1("empty", (n, "O"))?;
+    for (i, item) in items.into_iter().enumerate() {
+        flat.set_item(i, item)?;
+    }
+    flat.call_method1("reshape", (shape,))
+}
+
+/// Writes `values` (a NumPy object array of `str` or `bytes`, cast by the Python layer) to
+/// `view` of a `string` or `bytes` array.
+fn write_vlen_view(py: Python<'_>, view: &ArrayView, values: &Bound<'_, PyAny>) -> PyResult<()> {
+    let shape: Vec<usize> = values.getattr("shape")?.extract()?;
+    let flat = values
+        .call_method1("reshape", (-1,))?
+        .call_method0("tolist")?;
+    let shape = ndarray_shape(&shape);
+    match view.array().data_type() {
+        DataType::String => {
+            let v: Vec<String> = flat.extract()?;
+            let a = zarrflow::ndarray::ArrayD::from_shape_vec(shape, v)
+                .map_err(|e| errors::raise(py, "InternalError", &e.to_string(), None))?;
+            run(py, view.write_vlen(&a))
+        }
+        _ => {
+            let v: Vec<Vec<u8>> = flat
+                .try_iter()?
+                .map(|b| b.and_then(|b| Ok(b.cast_into::<PyBytes>()?.as_bytes().to_vec())))
+                .collect::<PyResult<_>>()?;
+            let a = zarrflow::ndarray::ArrayD::from_shape_vec(shape, v)
+                .map_err(|e| errors::raise(py, "InternalError", &e.to_string(), None))?;
+            run(py, view.write_vlen(&a))
+        }
+    }
+}
+
+fn ndarray_shape(shape: &[usize]) -> zarrflow::ndarray::IxDyn {
+    zarrflow::ndarray::IxDyn(shape)
 }
 
 /// The C-order bytes and shape of `values`, a C-contiguous NumPy array of the array's data
@@ -247,6 +305,9 @@ impl RawArray {
     ) -> PyResult<()> {
         guarded(py, || {
             let (_, view) = self.view_of(py, key, mode)?;
+            if view.array().data_type().is_variable_length() {
+                return write_vlen_view(py, &view, values);
+            }
             let (flat, shape) = value_bytes(py, values)?;
             let readonly = flat.readonly();
             let bytes = readonly

@@ -134,7 +134,8 @@ pub fn create_array(
     }
     let element_size = spec
         .dtype()
-        .map(|d| d.size())
+        // a variable-length type's codecs take no element size (blosc's typesize: 1)
+        .map(|d| d.size().max(1))
         .ok_or_else(|| errors::value_error(py, &format!("unknown data type {data_type:?}")))?;
     spec = spec.codecs(codecs_of(py, codec, element_size)?);
     if let Some(bytes) = fill_value {

@@ -71,8 +71,18 @@ _CREATE_KEYS = (
 # data types
 
 
+_STRING = np.dtypes.StringDType()
+_OBJECT = np.dtype(object)
+
+
 def _numpy_dtype(name: str) -> np.dtype:
-    """The NumPy dtype of a Zarr data type name (``r<bits>`` is a void type)."""
+    """The NumPy dtype of a Zarr data type name (``r<bits>`` is a void type; ``string`` is
+    NumPy's ``StringDType`` and ``bytes`` an object dtype of ``bytes``, as zarr-python 3
+    reads them)."""
+    if name == "string":
+        return _STRING
+    if name in ("bytes", "variable_length_bytes"):
+        return _OBJECT
     if name.startswith("r") and name[1:].isdigit():
         return np.dtype(f"V{int(name[1:]) // 8}")
     return np.dtype(name)
@@ -82,6 +92,10 @@ def _zarr_data_type(dtype: Any) -> str:
     """The Zarr data type name of a NumPy dtype-like (``"float32"``, ``np.uint8``, ``"r16"``)."""
     if isinstance(dtype, str) and dtype.startswith("r") and dtype[1:].isdigit():
         return dtype
+    if dtype is str or (isinstance(dtype, str) and dtype == "string"):
+        return "string"
+    if dtype is bytes or (isinstance(dtype, str) and dtype in ("bytes", "variable_length_bytes")):
+        return "bytes"
     try:
         dt = np.dtype(dtype)
     except TypeError as e:
@@ -92,10 +106,12 @@ def _zarr_data_type(dtype: Any) -> str:
         return dt.name
     if dt.kind in "Mm":
         return dt.name  # datetime64[10s], timedelta64[ns]: zarrflow's names for them
+    if dt.kind in "UT":  # <U n and StringDType: variable-length strings, as zarr-python
+        return "string"
     raise InvalidValueError(
         f"data type {dt} is not supported (bool, int8..int64, uint8..uint64, float16, "
         "float32, float64, complex64, complex128, datetime64[unit], timedelta64[unit], "
-        "or raw bytes r<bits>)"
+        "raw bytes r<bits>, str (string) or bytes (variable-length bytes))"
     )
 
 
@@ -121,6 +137,8 @@ def _cast(value: Any, dtype: np.dtype) -> np.ndarray:
     """``value`` as a C-contiguous array of ``dtype``; refuses casts that would change values
     silently (fractional floats into integers, complex into reals, integers out of range,
     finite floats that overflow), as the CLI refuses such ``--value`` s."""
+    if dtype == _STRING or dtype == _OBJECT:
+        return _cast_variable(value, dtype)
     try:
         arr = np.asarray(value)
     except Exception as e:  # noqa: BLE001 - any conversion failure is a bad value
@@ -164,6 +182,27 @@ def _cast(value: Any, dtype: np.dtype) -> np.ndarray:
         finite_before = np.isfinite(arr)
         if np.any(finite_before & ~np.isfinite(out)):
             raise InvalidValueError(f"values beyond the largest finite {dst} ({_short(value)})")
+    return out
+
+
+def _cast_variable(value: Any, dtype: np.dtype) -> np.ndarray:
+    """``value`` as an object array of ``str`` (``dtype`` the string dtype) or ``bytes``;
+    nothing else is converted to text silently (numbers are refused)."""
+    want, name = (str, "str") if dtype == _STRING else (bytes, "bytes")
+    try:
+        arr = np.asarray(value, dtype=_OBJECT) if not isinstance(value, np.ndarray) else value
+    except Exception as e:  # noqa: BLE001 - any conversion failure is a bad value
+        raise InvalidValueError(f"cannot use {_short(value)} as values: {e}") from None
+    if arr.dtype.kind in "UTS":
+        arr = arr.astype(_OBJECT)
+    elif arr.dtype != _OBJECT:
+        raise InvalidValueError(
+            f"values of dtype {arr.dtype} cannot be written to an array of {name} values"
+        )
+    out = np.ascontiguousarray(arr, dtype=_OBJECT)
+    bad = next((v for v in out.reshape(-1) if not isinstance(v, want)), None)
+    if bad is not None:
+        raise InvalidValueError(f"{_short(bad)} is not a {name} value")
     return out
 
 
@@ -325,7 +364,12 @@ class Array:
 
     @property
     def fill_value(self) -> Any:
-        """The fill value, as a NumPy scalar of the array's dtype (exact: NaN payloads kept)."""
+        """The fill value, as a NumPy scalar of the array's dtype (exact: NaN payloads kept;
+        a ``str`` or ``bytes`` for string and bytes arrays)."""
+        if self._dtype == _STRING:
+            return self._raw.fill_value_bytes.decode("utf-8")
+        if self._dtype == _OBJECT:
+            return bytes(self._raw.fill_value_bytes)
         return np.frombuffer(self._raw.fill_value_bytes, dtype=self._dtype)[0]
 
     @property
@@ -362,6 +406,8 @@ class Array:
 
     def _read(self, key: Any, mode: str) -> Any:
         out = self._raw.read(key, mode, self._dtype)
+        if self._dtype == _STRING:
+            out = out.astype(_STRING)
         if out.ndim == 0 and not _has_ellipsis(key):
             return out[()]
         return out
@@ -386,12 +432,14 @@ class Array:
         return _Indexer(self, "vindex")
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        out = self._raw.read(Ellipsis, "numpy", self._dtype)
+        out = self.read()
         return out if dtype is None else out.astype(dtype)
 
     def read(self) -> np.ndarray:
-        """The whole array as a NumPy array."""
-        return self._raw.read(Ellipsis, "numpy", self._dtype)
+        """The whole array as a NumPy array (a string array's dtype is NumPy's
+        ``StringDType``, a bytes array's ``object``, as zarr-python 3 returns them)."""
+        out = self._raw.read(Ellipsis, "numpy", self._dtype)
+        return out.astype(_STRING) if self._dtype == _STRING else out
 
     def batch(self) -> Batch:
         """A batch of writes touching each shard once, committed on leaving a ``with``:
@@ -676,7 +724,12 @@ def create(
         fill = _cast(fill_value, np_dtype)
         if fill.size != 1:
             raise InvalidValueError(f"fill_value must be one value, not {_short(fill_value)}")
-        fill = fill.reshape(()).tobytes()
+        if np_dtype == _STRING:
+            fill = fill.reshape(-1)[0].encode("utf-8")
+        elif np_dtype == _OBJECT:
+            fill = fill.reshape(-1)[0]
+        else:
+            fill = fill.reshape(()).tobytes()
     names = None
     if dimension_names is not None:
         names = [None if n is None else str(n) for n in dimension_names]

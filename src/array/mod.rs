@@ -42,6 +42,7 @@ mod read;
 mod retry;
 mod scatter;
 mod view;
+mod vlen;
 mod write;
 
 use std::sync::Arc;
@@ -65,6 +66,7 @@ pub use explain::{
     WriteTotals,
 };
 pub use view::ArrayView;
+pub use vlen::VlenElement;
 
 use cache::IndexCache;
 
@@ -327,7 +329,12 @@ impl Array {
                 DataType::valid_names()
             ))
         })?;
-        let elem = dtype.size();
+        // variable-length elements move through the execution layer as 8-byte handles
+        let elem = if dtype.is_variable_length() {
+            8
+        } else {
+            dtype.size()
+        };
         let identity = IndexTransform::from_shape(meta.shape())?;
         let grids = grids_of(meta)?;
         let shards = shard_layout(meta);

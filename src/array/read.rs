@@ -145,7 +145,12 @@ async fn read_planned(
 ) -> Result<()> {
     let decode = Arc::new(DecodeGate::new(shared.options.decode_threads));
     let concurrency = shared.options.request_concurrency.max(1);
-    let fill = shared.node.metadata().fill_value().as_ne_bytes().to_vec();
+    let fill = shared
+        .node
+        .metadata()
+        .exec_fill_value()
+        .as_ne_bytes()
+        .to_vec();
     // Plan on the calling task (the partition and the first batch of shards: errors
     // surface before any I/O); the owned plan then moves into a producer task, which
     // lowers later shards as it reads them, so a plan of millions of chunks never exists
@@ -421,8 +426,8 @@ fn copy_one(
             pipeline.decode_into(
                 &chunk.bytes,
                 &chunk.shape,
-                meta.data_type(),
-                meta.fill_value(),
+                meta.exec_data_type(),
+                meta.exec_fill_value(),
                 &chunk.name,
                 run,
             )?;
@@ -473,8 +478,8 @@ async fn read_chunk(shared: &Arc<Shared>, op: ChunkOp, decode: Arc<DecodeGate>) 
         let chunk_codec = ChunkCodec {
             pipeline: meta.codecs(),
             shape: &op.chunk_shape,
-            data_type: meta.data_type(),
-            fill_value: meta.fill_value(),
+            data_type: meta.exec_data_type(),
+            fill_value: meta.exec_fill_value(),
             elem: shared.elem,
         };
         let name = key.to_string();
@@ -524,8 +529,8 @@ pub(super) async fn fetch_versioned(
     let bounds = match shape {
         Some(shape) => Some(meta.codecs().stored_bounds(
             shape,
-            meta.data_type(),
-            meta.fill_value(),
+            meta.exec_data_type(),
+            meta.exec_fill_value(),
             key.as_str(),
         )?),
         None => None,
@@ -608,7 +613,11 @@ async fn read_shard(
         let meta = shared.node.metadata();
         let compact = layout
             .sharding
-            .max_compact_size(&work.shard.chunk_shape, meta.data_type(), meta.fill_value())?
+            .max_compact_size(
+                &work.shard.chunk_shape,
+                meta.exec_data_type(),
+                meta.exec_fill_value(),
+            )?
             .map(crate::codec::bounds::with_slack);
         read_shard_whole_object(shared, key, codec, work, compact, decode, parts).await
     } else {
@@ -635,8 +644,8 @@ async fn read_shard_through_pipeline(
         let data = meta.codecs().decode(
             &bytes,
             &work.shard.chunk_shape,
-            meta.data_type(),
-            meta.fill_value(),
+            meta.exec_data_type(),
+            meta.exec_fill_value(),
             key.as_str(),
         )?;
         tracing::debug!(
@@ -802,8 +811,8 @@ fn decode_inner(
     let chunk_codec = ChunkCodec {
         pipeline: layout.sharding.inner(),
         shape,
-        data_type: meta.data_type(),
-        fill_value: meta.fill_value(),
+        data_type: meta.exec_data_type(),
+        fill_value: meta.exec_fill_value(),
         elem,
     };
     let chunk_cells = chunk_codec.cells();

@@ -119,7 +119,7 @@ impl ArrayView {
         Ok(())
     }
 
-    fn shape_usize(&self) -> Result<Vec<usize>> {
+    pub(crate) fn shape_usize(&self) -> Result<Vec<usize>> {
         self.shape()
             .iter()
             .map(|&n| {
@@ -130,7 +130,7 @@ impl ArrayView {
     }
 
     /// Number of elements of the view, checked to fit in memory with the element size.
-    fn len(&self) -> Result<usize> {
+    pub(crate) fn len(&self) -> Result<usize> {
         let elem = self.array.shared.elem as u64;
         self.domain()
             .num_elements()
@@ -229,6 +229,7 @@ impl ArrayView {
     /// request). For callers that own a buffer of another type (a NumPy array's memory).
     /// A `bool` array's bytes are copied as stored (0 or 1 when the data is valid).
     pub async fn read_bytes_into(&self, out: &mut [u8]) -> Result<()> {
+        self.check_fixed_size("raw bytes")?;
         let expected = self.len()? * self.array.shared.elem;
         if out.len() != expected {
             return Err(ArrayError::ShapeMismatch(ShapeMismatch::ValueBytes {
@@ -242,6 +243,7 @@ impl ArrayView {
 
     /// Reads the view as C-order native-endian bytes (any fixed-size data type, `r*` too).
     pub async fn read_bytes(&self) -> Result<Vec<u8>> {
+        self.check_fixed_size("raw bytes")?;
         let mut bytes = zeroed::<u8>(self.len()? * self.array.shared.elem)?;
         read::read_into(&self.array.shared, &self.transform, &mut bytes).await?;
         Ok(bytes)
@@ -259,6 +261,29 @@ impl ArrayView {
     /// Snapshots `values` (C-order native-endian bytes of `shape`, the array's data type)
     /// broadcast NumPy-style to the view's shape, checking rank, shape and bytes first.
     pub(crate) fn stage<'a>(
+        &self,
+        values: &'a [u8],
+        shape: &[u64],
+    ) -> Result<super::write::StagedWrite<'a>> {
+        self.check_fixed_size("raw bytes")?;
+        self.stage_unchecked(values, shape)
+    }
+
+    /// Fails for a variable-length array, whose elements are read and written with
+    /// [`read_vlen`](Self::read_vlen) / [`write_vlen`](Self::write_vlen) only.
+    pub(crate) fn check_fixed_size(&self, requested: &'static str) -> Result<()> {
+        let dtype = self.array.data_type();
+        if dtype.is_variable_length() {
+            return Err(ArrayError::DataTypeMismatch {
+                array: dtype.to_string(),
+                requested,
+            });
+        }
+        Ok(())
+    }
+
+    /// [`Self::stage`] of handles or fixed-size values alike.
+    pub(crate) fn stage_unchecked<'a>(
         &self,
         values: &'a [u8],
         shape: &[u64],

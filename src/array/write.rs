@@ -532,7 +532,7 @@ async fn write_shard(
     // one batch, never an operation or an encoding per inner chunk. It borrows the values,
     // so it runs inside this call (never detached).
     let inner = layout.sharding.inner();
-    let (dt, fv) = (meta.data_type(), meta.fill_value());
+    let (dt, fv) = (meta.exec_data_type(), meta.exec_fill_value());
     let inner_shape = &layout.inner_chunk_shape;
     let fill = try_fill_bytes(fv, cell_count(inner_shape) as u64, elem, key.as_str())?;
     let keep_empty = shared.options.store_empty_chunks;
@@ -664,14 +664,14 @@ async fn write_whole(
                 Ok(meta.codecs().decode(
                     &bytes,
                     &shape,
-                    meta.data_type(),
-                    meta.fill_value(),
+                    meta.exec_data_type(),
+                    meta.exec_fill_value(),
                     &name,
                 )?)
             })
             .await?
         }
-        _ => try_fill_bytes(meta.fill_value(), cells, elem, key.as_str())?,
+        _ => try_fill_bytes(meta.exec_fill_value(), cells, elem, key.as_str())?,
     };
     tracing::debug!(key = %key, read = before.describe(), "write chunk");
     apply(writes, &target.outer, &mut buf, elem)?;
@@ -684,11 +684,16 @@ async fn write_whole(
                 Ok(Some(codecs.encode(
                     &buf,
                     &shape,
-                    meta.data_type(),
-                    meta.fill_value(),
+                    meta.exec_data_type(),
+                    meta.exec_fill_value(),
                 )?))
             } else {
-                Ok(codecs.encode_elide(&buf, &shape, meta.data_type(), meta.fill_value())?)
+                Ok(codecs.encode_elide(
+                    &buf,
+                    &shape,
+                    meta.exec_data_type(),
+                    meta.exec_fill_value(),
+                )?)
             }
         })
         .await?

@@ -4,6 +4,15 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CodecError {
+    /// A variable-length chunk (`vlen-utf8`, `vlen-bytes`) is malformed: a count or length
+    /// that the stored bytes cannot hold, trailing bytes, invalid UTF-8 in a `string` array.
+    #[error("chunk {key}: invalid variable-length encoding: {reason}")]
+    InvalidVlen {
+        /// Store key of the chunk (or shard and inner chunk).
+        key: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// A codec is unknown, or its configuration was rejected.
     #[error("unsupported or invalid codec at `{field}`: {reason}")]
     UnsupportedCodec {

@@ -13,6 +13,7 @@ pub mod bounds;
 mod direct;
 mod error;
 pub mod sharding;
+pub mod vlen;
 
 pub use error::CodecError;
 use sharding::checked_bytes;
@@ -105,6 +106,54 @@ pub struct CodecPipeline {
     direct: Option<DirectChain>,
     /// Verify checksums (`crc32c`, ...) when decoding; on unless turned off explicitly.
     verify_checksums: bool,
+    /// For the innermost chain of a variable-length array: its real data type, decoded
+    /// into and encoded from handles (see [`vlen`]).
+    vlen: Option<VlenMode>,
+}
+
+/// How a chain of a variable-length array decodes into handles and encodes from them.
+#[derive(Debug, Clone)]
+pub struct VlenMode {
+    kind: vlen::VlenKind,
+    data_type: DataType,
+    fill_value: FillValue,
+    pool: Arc<vlen::VlenPool>,
+}
+
+impl VlenMode {
+    /// The mode of an array of `data_type` (`string` or `bytes`; `None` for any other)
+    /// with `fill_value`, its elements kept in a new pool.
+    pub fn of(data_type: &DataType, fill_value: &FillValue) -> Option<VlenMode> {
+        let kind = match data_type.name_v3().as_deref() {
+            Some("string") => vlen::VlenKind::Utf8,
+            Some("bytes") => vlen::VlenKind::Bytes,
+            _ => return None,
+        };
+        Some(VlenMode {
+            kind,
+            data_type: data_type.clone(),
+            fill_value: fill_value.clone(),
+            pool: Arc::new(vlen::VlenPool::new(fill_value.as_ne_bytes().to_vec())),
+        })
+    }
+
+    /// Whether the elements are text or bytes.
+    pub fn kind(&self) -> vlen::VlenKind {
+        self.kind
+    }
+
+    /// The pool behind the handles.
+    pub fn pool(&self) -> &Arc<vlen::VlenPool> {
+        &self.pool
+    }
+
+    /// The data type the execution layer moves: `uint64` handles, fill value handle 0.
+    pub fn handle_type() -> (DataType, FillValue) {
+        (
+            zarrs::array::data_type::uint64(),
+            FillValue::new(0u64.to_ne_bytes().to_vec()),
+        )
+    }
 }
 
 /// Name of the sharding codec.
@@ -179,7 +228,26 @@ impl CodecPipeline {
             direct: DirectChain::of(codecs),
             sharding,
             verify_checksums: true,
+            vlen: None,
         })
+    }
+
+    /// The pipeline of a variable-length array: its innermost chain (inside sharding, the
+    /// inner chain) decodes into handles and encodes from them with `mode`.
+    pub fn with_vlen(mut self, mode: VlenMode) -> Self {
+        match self.sharding.take() {
+            Some(sh) => self.sharding = Some(Box::new(sh.with_vlen(mode))),
+            None => self.vlen = Some(mode),
+        }
+        self
+    }
+
+    /// The variable-length mode of the innermost chain, if any.
+    pub fn vlen(&self) -> Option<&VlenMode> {
+        match self.sharding() {
+            Some(sh) => sh.inner().vlen(),
+            None => self.vlen.as_ref(),
+        }
     }
 
     /// Turns checksum verification on decode (`crc32c` and other checksum codecs, in
@@ -308,6 +376,9 @@ impl CodecPipeline {
         if let Some(elem) = data_type.fixed_size() {
             sharding::check_size("chunk", decoded.len(), checked_bytes(shape, elem, "chunk")?)?;
         }
+        if let Some(v) = &self.vlen {
+            return self.encode_vlen(decoded, &shape_nz, v).map(Some);
+        }
         let Some(sh) = self.sharding() else {
             let enc = self
                 .chain
@@ -354,6 +425,90 @@ impl CodecPipeline {
             );
         }
         Ok(Some(out.into_owned()))
+    }
+
+    /// Encodes the elements behind `handles` with the real data type.
+    fn encode_vlen(
+        &self,
+        handles: &[u8],
+        shape: &[NonZeroU64],
+        v: &VlenMode,
+    ) -> Result<Vec<u8>, CodecError> {
+        let mut bytes = Vec::new();
+        let mut offsets = Vec::with_capacity(handles.len() / 8 + 1);
+        offsets.push(0usize);
+        v.pool.resolve(
+            handles,
+            |e| {
+                bytes.extend_from_slice(e);
+                offsets.push(bytes.len());
+            },
+            "chunk",
+        )?;
+        let invalid = |reason: String| CodecError::InvalidVlen {
+            key: "chunk".into(),
+            reason,
+        };
+        let offsets =
+            zarrs::array::ArrayBytesOffsets::new(offsets).map_err(|e| invalid(e.to_string()))?;
+        let array = ArrayBytes::new_vlen(bytes, offsets).map_err(|e| invalid(e.to_string()))?;
+        let enc = self
+            .chain
+            .encode(
+                array,
+                shape,
+                &v.data_type,
+                &v.fill_value,
+                &CodecOptions::default(),
+            )
+            .map_err(|e| codec_err("encode", "chunk", e))?;
+        Ok(enc.into_owned())
+    }
+
+    /// Decodes a chunk of the real data type into handles (the stored bytes checked by
+    /// [`vlen::check_interleaved`] before zarrs decodes them).
+    fn decode_vlen(
+        &self,
+        encoded: &[u8],
+        shape: &[NonZeroU64],
+        v: &VlenMode,
+        key: &str,
+    ) -> Result<Vec<u8>, CodecError> {
+        let opts = self.decode_options();
+        let reps = self.representations(shape, &v.data_type, &v.fill_value, key)?;
+        self.check_stored_reps(encoded.len() as u64, &reps, key)?;
+        let mut raw: Cow<'_, [u8]> = Cow::Borrowed(encoded);
+        for (i, c) in self.chain.bytes_to_bytes_codecs().iter().enumerate().rev() {
+            let decoded = reps.bytes[i];
+            raw = bounds::decode_stage(
+                c,
+                self.kinds[i],
+                raw,
+                &decoded,
+                bounds::limit_of(decoded),
+                &opts,
+                key,
+            )?;
+        }
+        let n = shape.iter().map(|v| v.get()).product::<u64>();
+        vlen::check_interleaved(&raw, n, v.kind, key)?;
+        let dec = self
+            .tail
+            .decode(raw, shape, &v.data_type, &v.fill_value, &opts)
+            .map_err(|e| codec_err("decode", key, e))?
+            .into_variable()
+            .map_err(|e| codec_err("decode", key, e.into()))?;
+        let (bytes, offsets) = dec.into_parts();
+        if offsets.len() as u64 != n + 1 || offsets.last() > bytes.len() {
+            return Err(CodecError::InvalidVlen {
+                key: key.to_string(),
+                reason: format!("{} offsets for {n} elements", offsets.len()),
+            });
+        }
+        let handles = v
+            .pool
+            .intern(offsets.windows(2).map(|w| &bytes[w[0]..w[1]]));
+        Ok(handles.iter().flat_map(|h| h.to_ne_bytes()).collect())
     }
 
     /// The direct decoder for elements of `data_type` and the decoded size of a chunk of
@@ -450,6 +605,9 @@ impl CodecPipeline {
             expected: 0,
             got: 0,
         })?;
+        if let Some(v) = &self.vlen {
+            return self.decode_vlen(encoded, &shape_nz, v, key);
+        }
         let reps = self.representations(&shape_nz, data_type, fill_value, key)?;
         self.check_stored_reps(encoded.len() as u64, &reps, key)?;
         let mut raw: Cow<'_, [u8]> = Cow::Borrowed(encoded);
@@ -504,6 +662,11 @@ impl CodecPipeline {
         fill_value: &FillValue,
         key: &str,
     ) -> Result<Representations, CodecError> {
+        // a variable-length chain is sized with its real data type, not the handles
+        let (data_type, fill_value) = match &self.vlen {
+            Some(v) => (&v.data_type, &v.fill_value),
+            None => (data_type, fill_value),
+        };
         let mut arrays = Vec::new();
         let (mut s, mut dt, mut fv) = (shape.to_vec(), data_type.clone(), fill_value.clone());
         for c in self.chain.array_to_array_codecs() {

@@ -62,6 +62,13 @@ pub enum DataType {
         /// Bits per element.
         bits: u32,
     },
+    /// `string`: variable-length UTF-8 text (zarr-python's `dtype=str`; Zarr v2 `|O` with
+    /// the `vlen-utf8` codec). Read and written as `String`s
+    /// ([`ArrayView::read_vlen`](crate::ArrayView::read_vlen)).
+    String,
+    /// `bytes` (zarr-python's `variable_length_bytes`): variable-length byte strings (Zarr v2
+    /// `|O` with `vlen-bytes`). Read and written as `Vec<u8>`s.
+    Bytes,
     /// `numpy.datetime64`: an `i64` count of the unit since 1970-01-01 (NaT: `i64::MIN`).
     DateTime64(TimeScale),
     /// `numpy.timedelta64`: an `i64` count of the unit (NaT: `i64::MIN`).
@@ -86,6 +93,9 @@ const NAMED: [DataType; 14] = [
     DataType::Complex128,
 ];
 
+/// The variable-length data types.
+const VARIABLE: [DataType; 2] = [DataType::String, DataType::Bytes];
+
 /// The largest raw type accepted (`r<bits>`): 1 MiB per element.
 const MAX_RAW_BITS: u32 = 8 << 20;
 
@@ -93,6 +103,14 @@ impl DataType {
     /// Every data type with a fixed name (all but the raw `r<bits>` types), in the order
     /// messages list them.
     pub const NAMED: [DataType; 14] = NAMED;
+
+    /// The variable-length data types (`string`, `bytes`).
+    pub const VARIABLE: [DataType; 2] = VARIABLE;
+
+    /// Whether elements have no fixed size (`string`, `bytes`).
+    pub const fn is_variable_length(&self) -> bool {
+        matches!(self, DataType::String | DataType::Bytes)
+    }
 
     /// The Zarr v3 name (`"float32"`, `"r16"`, ...). Raw types have no static name: see
     /// [`Display`](fmt::Display) for theirs.
@@ -113,12 +131,14 @@ impl DataType {
             DataType::Complex64 => "complex64",
             DataType::Complex128 => "complex128",
             DataType::Raw { .. } => "r*",
+            DataType::String => "string",
+            DataType::Bytes => "bytes",
             DataType::DateTime64(_) => "numpy.datetime64",
             DataType::TimeDelta64(_) => "numpy.timedelta64",
         }
     }
 
-    /// Bytes per element.
+    /// Bytes per element (0 for the variable-length `string` and `bytes`).
     pub const fn size(&self) -> usize {
         match self {
             DataType::Bool | DataType::Int8 | DataType::UInt8 => 1,
@@ -132,13 +152,15 @@ impl DataType {
             | DataType::TimeDelta64(_) => 8,
             DataType::Complex128 => 16,
             DataType::Raw { bits } => (*bits / 8) as usize,
+            DataType::String | DataType::Bytes => 0,
         }
     }
 
     /// The NumPy type string of the type in little-endian order (`np.dtype(...).str`):
     /// `"<f4"`, `"|b1"`, `"<c16"`; raw types are void types (`"|V3"`) and give `"|V"` here
     /// (their size is [`size`](Self::size)); time types give `"<M8"` / `"<m8"` (their unit is
-    /// in [`numpy_descr`](Self::numpy_descr)).
+    /// in [`numpy_descr`](Self::numpy_descr)); `string` and `bytes` give NumPy's object type
+    /// `"|O"` (their fixed-width `.npy` forms `<U n` / `|S n` depend on the values).
     pub const fn numpy_str(&self) -> &'static str {
         match self {
             DataType::Bool => "|b1",
@@ -156,6 +178,7 @@ impl DataType {
             DataType::Complex64 => "<c8",
             DataType::Complex128 => "<c16",
             DataType::Raw { .. } => "|V",
+            DataType::String | DataType::Bytes => "|O",
             DataType::DateTime64(_) => "<M8",
             DataType::TimeDelta64(_) => "<m8",
         }
@@ -221,7 +244,7 @@ impl DataType {
 
     /// Every valid name, for messages: the named types and the raw form `r<bits>`.
     pub fn valid_names() -> String {
-        let mut names: Vec<&str> = NAMED.iter().map(DataType::name).collect();
+        let mut names: Vec<&str> = NAMED.iter().chain(&VARIABLE).map(DataType::name).collect();
         names.push("r<bits> (bits a multiple of 8)");
         names.push(
             "datetime64[UNIT], timedelta64[UNIT] (UNIT one of Y M W D h m s ms us ns ps fs as, \
@@ -266,8 +289,12 @@ impl FromStr for DataType {
     /// `timedelta64[ns]`, NumPy's `M8[s]` / `<m8[ns]`, `numpy.datetime64[D]`; without a unit,
     /// a generic one.
     fn from_str(name: &str) -> Result<Self, Self::Err> {
-        if let Some(t) = NAMED.iter().find(|t| t.name() == name) {
+        if let Some(t) = NAMED.iter().chain(&VARIABLE).find(|t| t.name() == name) {
             return Ok(*t);
+        }
+        // zarr-python 3 writes `bytes` under this name; zarrs reads both
+        if name == "variable_length_bytes" {
+            return Ok(DataType::Bytes);
         }
         if let Some(t) = parse_time_type(name) {
             return Ok(t);

@@ -259,6 +259,40 @@ pub fn extension_object(m: &MetadataV3) -> Value {
     Value::Object(o)
 }
 
+/// A variable-length array's innermost array→bytes codec must be one zarrflow checks before
+/// decoding: `vlen-utf8` or `vlen-bytes` (numcodecs' format).
+fn check_vlen_codec(
+    codecs: &CodecPipeline,
+    data_type: &MetadataV3,
+    key: &str,
+) -> Result<(), MetadataError> {
+    let inner = match codecs.sharding() {
+        Some(sh) => sh.inner(),
+        None => codecs,
+    };
+    if inner.sharding().is_some() {
+        return Err(MetadataError::UnsupportedDataType {
+            key: key.to_string(),
+            name: data_type.name().to_string(),
+            reason: "nested sharding of a variable-length data type is not supported".into(),
+        });
+    }
+    let names: Vec<&str> = inner.metadata().iter().map(|m| m.name()).collect();
+    if names
+        .iter()
+        .any(|n| matches!(*n, "vlen-utf8" | "vlen-bytes"))
+    {
+        return Ok(());
+    }
+    Err(MetadataError::UnsupportedDataType {
+        key: key.to_string(),
+        name: data_type.name().to_string(),
+        reason: format!(
+            "codecs {names:?}: zarrflow reads and writes variable-length data with `vlen-utf8` or `vlen-bytes`"
+        ),
+    })
+}
+
 /// Validated metadata of an array, with its runtime objects.
 #[derive(Debug, Clone)]
 pub struct ArrayMetadata {
@@ -270,6 +304,9 @@ pub struct ArrayMetadata {
     key_encoding: ChunkKeyEncodingSpec,
     codecs: CodecPipeline,
     zarr_format: ZarrFormat,
+    /// What the execution layer moves: the data type itself, or for a variable-length
+    /// type its `uint64` handles with fill value handle 0 (see [`crate::codec::vlen`]).
+    exec: (ZarrsDataType, FillValue),
 }
 
 impl ArrayMetadata {
@@ -366,9 +403,17 @@ impl ArrayMetadata {
             key: key.to_string(),
             source,
         };
-        let codecs = CodecPipeline::from_metadata(&meta.codecs).map_err(codec_err)?;
+        let mut codecs = CodecPipeline::from_metadata(&meta.codecs).map_err(codec_err)?;
+        let exec = match crate::codec::VlenMode::of(&data_type, &fill_value) {
+            Some(mode) => {
+                check_vlen_codec(&codecs, &meta.data_type, key)?;
+                codecs = codecs.with_vlen(mode);
+                crate::codec::VlenMode::handle_type()
+            }
+            None => (data_type.clone(), fill_value.clone()),
+        };
         if codecs.sharding().is_some() {
-            fixed_size(&data_type, "sharding").map_err(codec_err)?;
+            fixed_size(&exec.0, "sharding").map_err(codec_err)?;
         }
         let chunk_shape_err = |e| match e {
             crate::codec::CodecError::InvalidConfiguration { field, reason }
@@ -391,7 +436,7 @@ impl ArrayMetadata {
         // every chunk's buffer fits and its shard index is within the cap: the largest
         // chunk of the grid is the worst case in both
         codecs
-            .validate(&grid.max_chunk_shape(), &data_type)
+            .validate(&grid.max_chunk_shape(), &exec.0)
             .map_err(chunk_shape_err)?;
         if let ChunkGridSpec::Rectilinear { dimensions, .. } = &grid
             && codecs.sharding().is_some()
@@ -425,7 +470,7 @@ impl ArrayMetadata {
                 reason: e.to_string(),
             })?;
         let codecs = codecs
-            .with_data_type_bounds(&data_type, &fill_value)
+            .with_data_type_bounds(&exec.0, &exec.1)
             .map_err(codec_err)?;
         Ok(ArrayMetadata {
             meta,
@@ -436,6 +481,7 @@ impl ArrayMetadata {
             key_encoding,
             codecs,
             zarr_format: ZarrFormat::V3,
+            exec,
         })
     }
 
@@ -471,8 +517,30 @@ impl ArrayMetadata {
     pub fn fill_value(&self) -> &FillValue {
         &self.fill_value
     }
+    /// The data type the execution layer moves: [`Self::data_type`] for fixed-size types,
+    /// `uint64` handles for `string` and `bytes` (see [`crate::codec::vlen`]).
+    pub fn exec_data_type(&self) -> &ZarrsDataType {
+        &self.exec.0
+    }
+    /// The fill value the execution layer moves: [`Self::fill_value`], or handle 0 for
+    /// `string` and `bytes`.
+    pub fn exec_fill_value(&self) -> &FillValue {
+        &self.exec.1
+    }
+    /// The variable-length mode (`string`, `bytes`): the pool behind the handles.
+    pub fn vlen(&self) -> Option<&crate::codec::VlenMode> {
+        self.codecs.vlen()
+    }
     /// Canonical fill value JSON.
     pub fn fill_value_metadata(&self) -> FillValueMetadata {
+        if self.vlen().map(|v| v.kind()) == Some(crate::codec::vlen::VlenKind::Bytes) {
+            // zarr-python reads a `bytes` fill value as a base64 string (zarrs reads both
+            // that and the list of byte values it writes)
+            use base64::Engine;
+            let text =
+                base64::engine::general_purpose::STANDARD.encode(self.fill_value.as_ne_bytes());
+            return FillValueMetadata::from(text.as_str());
+        }
         self.data_type
             .metadata_fill_value(&self.fill_value)
             .unwrap_or_else(|_| self.meta.fill_value.clone())

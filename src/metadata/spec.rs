@@ -139,7 +139,8 @@ impl ArraySpec {
         };
         let dt = zarrs::array::DataType::from_metadata(&self.data_type)
             .map_err(|e| bad(format!("data type {}: {e}", self.data_type.name())))?;
-        if dt.fixed_size() != Some(bytes.len()) {
+        // a variable-length type's fill value is any value (a `string`'s: UTF-8)
+        if dt.fixed_size().is_some_and(|n| n != bytes.len()) {
             return Err(bad(format!(
                 "{} bytes for a fill value of data type {}",
                 bytes.len(),
@@ -257,7 +258,7 @@ impl ArraySpec {
                 let bits: u64 = n[1..].parse().unwrap_or(8);
                 json!(vec![0u8; (bits / 8) as usize])
             }
-            "string" => json!(""),
+            "string" | "bytes" | "variable_length_bytes" => json!(""),
             "numpy.datetime64" | "numpy.timedelta64" => json!(crate::metadata::NAT),
             _ => json!(0),
         };
@@ -265,6 +266,16 @@ impl ArraySpec {
     }
 
     fn default_inner_codecs(&self) -> Vec<MetadataV3> {
+        let mut z = Map::new();
+        z.insert("level".into(), json!(0));
+        z.insert("checksum".into(), json!(false));
+        if let Some(vlen) = self.dtype().and_then(vlen_codec_name) {
+            // what zarr-python 3 writes for `dtype=str` and variable-length bytes
+            return vec![
+                MetadataV3::new_with_configuration(vlen, Map::new()),
+                MetadataV3::new_with_configuration("zstd", z),
+            ];
+        }
         let mut cfg = Map::new();
         cfg.insert("endian".into(), json!("little"));
         let mut z = Map::new();
@@ -313,9 +324,16 @@ impl ArraySpec {
             Some(codecs) => codecs
                 .iter()
                 .map(|c| {
-                    CodecSpec::from(c)
-                        .fit_to_element(dtype.size())
-                        .to_metadata()
+                    let spec = CodecSpec::from(c);
+                    // a variable-length type's array→bytes codec is its vlen codec: a
+                    // `bytes` codec given for it (a default chain, a copied fixed-size
+                    // layout) is replaced
+                    match vlen_codec_name(dtype) {
+                        Some(vlen) if spec.name == "bytes" => {
+                            MetadataV3::new_with_configuration(vlen, Map::new())
+                        }
+                        _ => spec.fit_to_element(dtype.size().max(1)).to_metadata(),
+                    }
                 })
                 .collect(),
             None => self.default_inner_codecs(),
@@ -471,5 +489,15 @@ impl TryFrom<&ArrayMetadata> for ArraySpec {
     /// [`ArraySpec::from_metadata`].
     fn try_from(meta: &ArrayMetadata) -> Result<Self, MetadataError> {
         ArraySpec::from_metadata(meta)
+    }
+}
+
+/// The array→bytes codec of a variable-length data type (`vlen-utf8` for `string`,
+/// `vlen-bytes` for `bytes`); `None` for fixed-size types.
+fn vlen_codec_name(dtype: DataType) -> Option<&'static str> {
+    match dtype {
+        DataType::String => Some("vlen-utf8"),
+        DataType::Bytes => Some("vlen-bytes"),
+        _ => None,
     }
 }

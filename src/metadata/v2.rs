@@ -104,7 +104,8 @@ pub fn parse_array(
     }
     let take = |obj: &mut Map<String, Value>, f: &str| obj.remove(f).unwrap_or(Value::Null);
     let dtype_value = take(&mut obj, "dtype");
-    let dtype = check_dtype(&dtype_value, key)?;
+    let object_codec = object_codec_of(obj.get("filters"));
+    let dtype = check_dtype(&dtype_value, object_codec, key)?;
     let shape: Vec<u64> = typed(take(&mut obj, "shape"), "shape", key)?;
     let chunks: Vec<NonZeroU64> = typed(take(&mut obj, "chunks"), "chunks", key)?;
     if chunks.len() != shape.len() {
@@ -124,6 +125,10 @@ pub fn parse_array(
     // mapping gives a scalar 0, which is no complex value
     if matches!(fill_value, FillValueMetadata::Null) && dtype[1..].starts_with('c') {
         fill_value = typed(serde_json::json!([0.0, 0.0]), "fill_value", key)?;
+    }
+    // an object array's null or 0 fill value is the empty string (zarr-python 2 wrote 0)
+    if dtype == "|O" && (fill_value.is_null() || fill_value.as_u64() == Some(0)) {
+        fill_value = FillValueMetadata::from("");
     }
     let order: ArrayMetadataV2Order = typed(take(&mut obj, "order"), "order", key)?;
     let filters: Option<Vec<MetadataV2>> = match obj.remove("filters") {
@@ -184,7 +189,53 @@ pub fn parse_array(
             reason: e.to_string(),
         },
     })?;
+    let mut v3 = v3;
+    // zarrs 0.23's conversion drops the compressor of an array whose filters hold an
+    // array→bytes codec (the object codecs): add it back, converted by zarrs alone
+    if object_codec.is_some()
+        && let Some(c) = &compressor
+        && v3
+            .codecs
+            .last()
+            .is_some_and(|m| m.name().starts_with("vlen-"))
+    {
+        let alone = zarrs::convert::codec_metadata_v2_to_v3(
+            ArrayMetadataV2Order::C,
+            v3.shape.len(),
+            &zarrs::metadata::v3::MetadataV3::new("uint8"),
+            None,
+            &None,
+            &Some(c.clone()),
+        )
+        .map_err(|_| MetadataError::UnsupportedV2Codec {
+            key: key.to_string(),
+            field: "compressor".into(),
+            id: c.id().to_string(),
+        })?;
+        v3.codecs.extend(alone.into_iter().skip(1));
+    }
+    if object_codec == Some("vlen-bytes") {
+        // zarrs maps every `|O` to `string`; with `vlen-bytes` the elements are bytes
+        v3.data_type = zarrs::metadata::v3::MetadataV3::new("bytes");
+    }
     Ok(ArrayMetadata::from_zarrs(v3, Map::new(), key)?.with_zarr_format(ZarrFormat::V2))
+}
+
+/// The object codec (`vlen-utf8`, `vlen-bytes`) among a `.zarray`'s filters, if any.
+fn object_codec_of(filters: Option<&Value>) -> Option<&'static str> {
+    let ids = filters?
+        .as_array()?
+        .iter()
+        .filter_map(|f| f.get("id")?.as_str());
+    let mut found = None;
+    for id in ids {
+        match id {
+            "vlen-utf8" => found = Some("vlen-utf8"),
+            "vlen-bytes" => found = Some("vlen-bytes"),
+            _ => {}
+        }
+    }
+    found
 }
 
 /// Parse a `.zgroup` document (at `key`) and its `.zattrs` (at `attrs_key`; `None` when
@@ -213,7 +264,7 @@ pub fn parse_attributes(json: &[u8], key: &str) -> Result<Map<String, Value>, Me
 
 /// The `dtype` string when it is one zarrflow reads (`b1`, `i1`..`i8`, `u1`..`u8`, `f2`..`f8`,
 /// `c8`, `c16`, `V<n>`, in either byte order); every other NumPy type is refused by name.
-fn check_dtype(v: &Value, key: &str) -> Result<String, MetadataError> {
+fn check_dtype(v: &Value, object_codec: Option<&str>, key: &str) -> Result<String, MetadataError> {
     let unsupported = |dtype: String, reason: &str| MetadataError::UnsupportedV2DataType {
         key: key.to_string(),
         dtype,
@@ -256,11 +307,13 @@ fn check_dtype(v: &Value, key: &str) -> Result<String, MetadataError> {
         'V' => size.parse::<u32>().is_ok_and(|n| n > 0),
         _ => false,
     };
-    if fixed {
+    if fixed || (s == "|O" && object_codec.is_some()) {
         return Ok(s);
     }
     let reason = match kind {
-        'O' => "object arrays (variable-length strings or bytes) are not supported yet",
+        'O' => {
+            "an object array needs an object codec in `filters` (`vlen-utf8` for strings, `vlen-bytes` for bytes; `vlen-array` and pickled objects are not supported)"
+        }
         'U' | 'S' => "fixed-width strings are not supported yet",
         'M' | 'm' => "datetime64 / timedelta64 are not supported yet",
         'b' | 'i' | 'u' | 'f' | 'c' | 'V' => "this size is not a Zarr data type",
@@ -325,9 +378,11 @@ pub fn array_to_v2(meta: &ArrayMetadata) -> Result<(Value, Option<Value>), Metad
     // v2->v3 conversion puts them before `bytes`), in order; that last one is the compressor
     let b = codecs[i..]
         .iter()
-        .position(|c| c.name() == "bytes")
+        .position(|c| matches!(c.name(), "bytes" | "vlen-utf8" | "vlen-bytes"))
         .map(|p| p + i)
         .ok_or_else(|| not("a codec chain without the bytes codec".into()))?;
+    // an object array's codec is its first filter (`{"id": "vlen-utf8"}`)
+    let object_codec = (codecs[b].name() != "bytes").then(|| codecs[b].clone());
     let bytes = &codecs[b];
     let big = bytes
         .configuration()
@@ -341,6 +396,7 @@ pub fn array_to_v2(meta: &ArrayMetadata) -> Result<(Value, Option<Value>), Metad
     };
     let filters: Vec<Value> = codecs[i..b]
         .iter()
+        .chain(object_codec.iter())
         .chain(after_filters)
         .map(v2_codec)
         .collect::<Result<_, _>>()?;
@@ -404,6 +460,9 @@ fn v2_dtype(dtype: DataType, big: bool) -> Option<String> {
     if matches!(dtype, DataType::Raw { .. }) {
         return None;
     }
+    if dtype.is_variable_length() {
+        return Some("|O".into());
+    }
     let s = dtype.numpy_str();
     Some(if big && s.starts_with('<') {
         format!(">{}", &s[1..])
@@ -416,6 +475,16 @@ fn v2_dtype(dtype: DataType, big: bool) -> Option<String> {
 /// infinities by name; NaN payloads (hex strings) and complex / raw values are refused.
 fn v2_fill_value(fill: FillValueMetadata, dtype: DataType) -> Result<Value, MetadataError> {
     let v = serde_json::to_value(&fill).unwrap_or(Value::Null);
+    match (dtype, &v) {
+        // text as it is, bytes base64-encoded (zarr-python writes an empty one as "")
+        (DataType::String | DataType::Bytes, Value::String(_)) => return Ok(v),
+        (DataType::String | DataType::Bytes, _) => {
+            return Err(MetadataError::NotExpressibleInV2 {
+                what: format!("fill value {v} of data type {dtype}"),
+            });
+        }
+        _ => {}
+    }
     let scalar = |v: &Value| match v {
         Value::Bool(_) | Value::Number(_) => true,
         Value::String(s) => matches!(s.as_str(), "NaN" | "Infinity" | "-Infinity"),
@@ -585,8 +654,31 @@ mod tests {
         let e = err(serde_json::json!({ "dtype": [["a", "<i4"], ["b", "<f8"]] }));
         assert!(e.to_string().contains("structured"), "{e}");
         assert!(matches!(e, MetadataError::UnsupportedV2DataType { .. }));
-        let e = err(serde_json::json!({ "dtype": "|O", "filters": [{"id": "vlen-utf8"}] }));
-        assert!(e.to_string().contains("not supported yet"), "{e}");
+        let e = err(
+            serde_json::json!({ "dtype": "|O", "filters": [{"id": "vlen-array", "dtype": "<i4"}] }),
+        );
+        assert!(e.to_string().contains("object codec"), "{e}");
+    }
+
+    #[test]
+    fn object_arrays_with_an_object_codec_open_as_string_or_bytes() {
+        for (id, name) in [("vlen-utf8", "string"), ("vlen-bytes", "bytes")] {
+            for fill in [serde_json::json!(""), Value::Null, serde_json::json!(0)] {
+                let m = parse_array(
+                    &doc(serde_json::json!({ "dtype": "|O", "fill_value": fill, "filters": [{"id": id}] })),
+                    None,
+                    KEY,
+                    "a/.zattrs",
+                )
+                .unwrap();
+                assert_eq!(m.dtype().map(|d| d.name()), Some(name));
+                assert!(m.fill_value().as_ne_bytes().is_empty());
+                let (zarray, _) = array_to_v2(&m).unwrap();
+                assert_eq!(zarray["dtype"], "|O");
+                assert_eq!(zarray["filters"], serde_json::json!([{"id": id}]));
+                assert_eq!(zarray["fill_value"], "");
+            }
+        }
     }
 
     #[test]

@@ -138,10 +138,14 @@ pub struct LimitArgs {
 Without -o, values are printed as JSON numbers (NaN and infinities as \"NaN\", \"Infinity\",
 \"-Infinity\"; complex numbers as [re, im]; datetime64 values as ISO 8601 strings at the
 unit's precision, as NumPy's datetime_as_string gives them, \"2020-01-01T00:00:10\";
-timedelta64 values as ISO 8601 durations in their unit, \"PT50S\", \"-P3D\"; NaT as \"NaT\"); results of more than 1000 values are summarised
+timedelta64 values as ISO 8601 durations in their unit, \"PT50S\", \"-P3D\"; NaT as \"NaT\";
+strings as JSON strings; bytes as JSON strings of one character per byte, printable ASCII as
+itself and every other byte as \\u00XX, its value); results of more than 1000 values are summarised
 unless --full is given: the first and last 3 along each dimension, fewer along the outer ones
 when that would still be more than 1000 values; only the values shown are read. The .npy file
-is little-endian, of the array's data type, in C order; it replaces OUT.npy only once written
+is little-endian, of the array's data type, in C order (a string array as fixed-width <U n, n
+its longest value's characters; a bytes array as |S n, NumPy dropping a value's trailing NUL
+bytes when it reads it: never pickled objects); it replaces OUT.npy only once written
 whole (a failed write leaves the previous file as it was). Reads of more than --max-bytes
 (4 GiB unless given) are refused before anything is allocated.")]
 #[command(allow_negative_numbers = true)]
@@ -178,8 +182,10 @@ pub struct GetArgs {
   zarrflow set data.zarr '[1,3],:' --oindex --from rows.npy
   zarrflow set data.zarr --value NaN -- -1,-1           # a selection that begins with '-'
 
---from must hold the array's data type (either byte order) and a shape that broadcasts to the
-selection's (NumPy rules); only the data its header declares is read, at most --max-bytes.
+--from must hold the array's data type (either byte order; <U n for a string array, |S n for
+a bytes array) and a shape that broadcasts to the selection's (NumPy rules); only the data its
+header declares is read, at most --max-bytes. For a string array --value is the text (bare,
+or a JSON string: '\"\\u2603\"'); for a bytes array one character per byte, as get prints.
 --value takes the zarr.json fill-value forms written bare: 0, -1, NaN, -Infinity, 0x7fc00000,
 [1.5,-2.5] (complex), 18446744073709551615, true. A value the data type cannot hold is
 refused, not narrowed: an integer out of range, a number beyond a float type's largest finite
@@ -263,15 +269,18 @@ array when --chunks is absent). --shape '' creates a 0-d array. Default codec: z
 Fill values take the zarr.json forms written bare: 0, -1, NaN, -Infinity, 0x7fc00000,
 [1.5,-2.5], [\"NaN\",\"Infinity\"], 18446744073709551615, true; for time types (--dtype
 datetime64[10s], timedelta64[ns], or NumPy's M8[s] / m8[ns]) NaT or an ISO 8601 date-time or
-duration, as set --value takes them.")]
+duration, as set --value takes them; a string or bytes array's is its text, as set --value
+takes it (default \"\").
+  zarrflow create names.zarr --shape 1000 --dtype string --chunks 100   # vlen-utf8 + zstd")]
 pub struct CreateArgs {
     #[arg(help = URL_HELP)]
     pub url: String,
     /// The array shape, e.g. 100,200 ('' for a 0-d array).
     #[arg(long, value_name = "SHAPE", value_parser = parse_shape)]
     pub shape: Shape,
-    /// The data type: bool, int8..int64, uint8..uint64, float16/32/64, complex64/128, or
-    /// r<bits> (raw bytes; bits a positive multiple of 8, e.g. r8, r16, r24).
+    /// The data type: bool, int8..int64, uint8..uint64, float16/32/64, complex64/128,
+    /// r<bits> (raw bytes; bits a positive multiple of 8, e.g. r8, r16, r24), string
+    /// (variable-length UTF-8, zarr-python's dtype=str) or bytes (variable-length bytes).
     #[arg(long, value_name = "DTYPE")]
     pub dtype: String,
     #[command(flatten)]

@@ -64,23 +64,28 @@ pub async fn run(args: CreateArgs) -> Result<()> {
     check_data_type_name(&args.dtype)?;
     let mut spec = ArraySpec::new(shape, &args.dtype);
     let data_type = data_type_of(&spec.data_type)?;
-    let size = data_type.fixed_size().ok_or_else(|| {
-        CliError::usage(format!(
-            "data type {} has variable-length elements, which are not supported",
-            args.dtype
-        ))
-    })?;
+    let variable = spec.dtype().filter(zarrflow::DataType::is_variable_length);
+    // a variable-length type's codecs take no element size (blosc's typesize: 1)
+    let size = data_type.fixed_size().unwrap_or(1);
     spec = apply_layout(spec, &args.layout, size)?;
     if let Some(fill) = &args.fill_value {
-        let bytes =
-            value_bytes(&data_type, &args.dtype, fill).map_err(|e| e.context("--fill-value"))?;
-        spec = match spec.dtype().filter(|t| t.time_scale().is_some()) {
-            // a time value is stored as its count, as zarr-python writes it (NaT too)
-            Some(_) => spec.fill_value(serde_json::json!(i64::from_ne_bytes(
-                bytes.try_into().unwrap_or([0; 8])
-            )))?,
-            None => spec.fill_value(bare_to_json(fill))?,
+        let json = match variable {
+            Some(t) => {
+                crate::vlen::fill_value_json(t, fill).map_err(|e| e.context("--fill-value"))?
+            }
+            None => {
+                let bytes = value_bytes(&data_type, &args.dtype, fill)
+                    .map_err(|e| e.context("--fill-value"))?;
+                match spec.dtype().filter(|t| t.time_scale().is_some()) {
+                    // a time value is stored as its count, as zarr-python writes it (NaT too)
+                    Some(_) => {
+                        serde_json::json!(i64::from_ne_bytes(bytes.try_into().unwrap_or([0; 8])))
+                    }
+                    None => bare_to_json(fill),
+                }
+            }
         };
+        spec = spec.fill_value(json)?;
     }
     if let Some(names) = &args.dimension_names {
         spec = spec.dimension_names(names.for_rank(rank));

@@ -31,6 +31,20 @@ pub async fn run(args: GetArgs) -> Result<()> {
         let explain = view.explain_read().await?;
         return crate::select::print_explain(&explain, &explain, args.json);
     }
+    if array.data_type().is_variable_length() {
+        return match &args.output {
+            Some(path) => {
+                check_result_size(
+                    &view.shape(),
+                    crate::vlen::HANDLE_BYTES,
+                    args.limits.max_bytes,
+                )?;
+                let (ty, data) = crate::vlen::npy_data(&view).await?;
+                write_npy(path, ty, &view.shape(), &data)
+            }
+            None => crate::vlen::print_view(&view, args.full, args.limits.max_bytes).await,
+        };
+    }
     let (_, size) = element_type(&array)?;
     match &args.output {
         Some(path) => {
@@ -83,6 +97,17 @@ fn write_npy(path: &Path, ty: NpyType, shape: &[u64], data: &[u8]) -> Result<()>
 /// Prints the values of a view; large views are summarised, and only the values shown are
 /// read (see [`crate::summary`]).
 async fn print_view(view: &ArrayView, printer: Printer, full: bool, max_bytes: u64) -> Result<()> {
+    let (extents, shown_view) = shown(view, full)?;
+    check_result_size(&shown_view.shape(), printer.size(), max_bytes)?;
+    let data = shown_view.read_bytes().await?;
+    let mut out = Stdout::lock();
+    write_nested(&mut out, printer, &extents, &data).map_err(stdout_error)?;
+    finish_print(out, &view.shape(), &extents)
+}
+
+/// What of `view` is printed: each dimension's extents and the view of the values shown
+/// (all of them with `full`, else a summary of a large view).
+pub fn shown(view: &ArrayView, full: bool) -> Result<(Vec<Extent>, ArrayView)> {
     let shape = view.shape();
     let extents = summary::extents(&shape, full);
     let shown_view = if summary::is_summary(&extents) {
@@ -102,12 +127,13 @@ async fn print_view(view: &ArrayView, printer: Printer, full: bool, max_bytes: u
     } else {
         view.clone()
     };
-    check_result_size(&shown_view.shape(), printer.size(), max_bytes)?;
-    let data = shown_view.read_bytes().await?;
-    let mut out = Stdout::lock();
-    write_nested(&mut out, printer, &extents, &data).map_err(stdout_error)?;
-    if summary::is_summary(&extents) {
-        let shown = summary::shown_count(&extents);
+    Ok((extents, shown_view))
+}
+
+/// Ends what [`print_view`] printed of a view of `shape`: the summary's note, a newline.
+pub fn finish_print(mut out: Stdout, shape: &[u64], extents: &[Extent]) -> Result<()> {
+    if summary::is_summary(extents) {
+        let shown = summary::shown_count(extents);
         let cut_further = extents
             .iter()
             .any(|e| matches!(e, Extent::Cut { head, tail, .. } if head + tail < 2 * EDGE_ITEMS));
@@ -123,7 +149,7 @@ async fn print_view(view: &ArrayView, printer: Printer, full: bool, max_bytes: u
             out,
             "\n(shape {shape:?}, {} values; {shown} shown: {how}; --full prints all, -o \
              FILE.npy saves all)",
-            Count::of_shape(&shape)
+            Count::of_shape(shape)
         )
         .map_err(stdout_error)?;
     }

@@ -213,7 +213,20 @@ fn text(o: &Map<String, Value>) -> String {
             line("chunk_shape", grid_text);
         }
         line("codecs", codecs_text(&get("codecs")));
-        line("fill_value", compact(&get("fill_value")));
+        // a string or bytes array's fill value is text: shown quoted ("" is visible)
+        let fill = get("fill_value");
+        let variable = matches!(
+            get("data_type").as_str(),
+            Some("string" | "bytes" | "variable_length_bytes")
+        );
+        line(
+            "fill_value",
+            if variable {
+                fill.to_string()
+            } else {
+                compact(&fill)
+            },
+        );
         line("chunk_key_encoding", compact(&get("chunk_key_encoding")));
         line("dimension_names", compact(&get("dimension_names")));
         line("attributes", compact(&get("attributes")));

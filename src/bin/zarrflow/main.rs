@@ -26,6 +26,7 @@ mod set;
 mod summary;
 mod tree;
 mod values;
+mod vlen;
 
 use std::process::ExitCode;
 

@@ -23,7 +23,20 @@ pub async fn run(args: SetArgs) -> Result<()> {
     }
     let (dt, _) = element_type(&array)?;
     let target = view.shape();
+    let data_type = array.data_type();
     match (&args.from, &args.value) {
+        (Some(path), _) if data_type.is_variable_length() => {
+            let check = |h: &NpyHeader| crate::vlen::check_npy_header(h, path, data_type, &target);
+            let file = crate::input::read_npy(path, check, args.limits.max_bytes)?;
+            let values = crate::vlen::file_values(&file, path)?;
+            crate::vlen::write_values(&view, values, file.shape())
+                .await
+                .map_err(|e| e.context(format!("--from {}", quoted_path(path))))?;
+        }
+        (None, Some(value)) if data_type.is_variable_length() => {
+            let v = crate::vlen::parse_value(data_type, value).map_err(|e| e.context("--value"))?;
+            crate::vlen::write_values(&view, vec![v], &[]).await?;
+        }
         (Some(path), _) => {
             let want = NpyType::of(array.data_type());
             let check = |header: &NpyHeader| check_npy_header(header, path, want, &dt, &target);

@@ -159,11 +159,26 @@ pub fn write_nested(
     extents: &[Extent],
     data: &[u8],
 ) -> io::Result<()> {
-    if extents.is_empty() {
-        return out.write_all(printer.format(&data[..printer.size()]).as_bytes());
-    }
+    let size = printer.size();
     let mut offset = 0;
-    nested(out, printer, extents, data, &mut offset, 0)
+    write_nested_with(out, extents, &mut || {
+        let text = printer.format(&data[offset..offset + size]);
+        offset += size;
+        text
+    })
+}
+
+/// [`write_nested`] of elements formatted one by one, in C order, by `next` (for elements
+/// that are not fixed-size bytes: strings).
+pub fn write_nested_with(
+    out: &mut dyn Write,
+    extents: &[Extent],
+    next: &mut dyn FnMut() -> String,
+) -> io::Result<()> {
+    if extents.is_empty() {
+        return out.write_all(next().as_bytes());
+    }
+    nested(out, next, extents, 0)
 }
 
 /// The text [`write_nested`] writes.
@@ -176,10 +191,8 @@ pub fn format_nested(printer: Printer, extents: &[Extent], data: &[u8]) -> Strin
 
 fn nested(
     out: &mut dyn Write,
-    p: Printer,
+    next: &mut dyn FnMut() -> String,
     extents: &[Extent],
-    data: &[u8],
-    offset: &mut usize,
     depth: usize,
 ) -> io::Result<()> {
     let innermost = depth + 1 == extents.len();
@@ -212,11 +225,9 @@ fn nested(
             out.write_all(separator.as_bytes())?;
         }
         if innermost {
-            let size = p.size();
-            out.write_all(p.format(&data[*offset..*offset + size]).as_bytes())?;
-            *offset += size;
+            out.write_all(next().as_bytes())?;
         } else {
-            nested(out, p, extents, data, offset, depth + 1)?;
+            nested(out, next, extents, depth + 1)?;
         }
     }
     out.write_all(b"]")

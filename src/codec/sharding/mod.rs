@@ -91,6 +91,13 @@ impl Sharding {
         Ok(inner.map(|m| m.saturating_mul(n).saturating_add(codec.encoded_size())))
     }
 
+    /// The sharding layer of a variable-length array: its inner chain decodes into handles
+    /// (see [`CodecPipeline::with_vlen`]).
+    pub(crate) fn with_vlen(mut self, mode: crate::codec::VlenMode) -> Self {
+        self.inner = self.inner.with_vlen(mode);
+        self
+    }
+
     /// Turns checksum verification on decode on or off for the index and the inner chunks
     /// (recursively); on by default.
     pub fn with_verify_checksums(mut self, on: bool) -> Self {

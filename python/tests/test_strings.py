@@ -1,0 +1,66 @@
+"""String and bytes arrays: zarr-python's fixtures read as zarr-python 3 reads them (a
+``StringDType`` array of ``str``, an object array of ``bytes``), through every recorded
+selection; writes of ``str`` / ``bytes`` values read back by zarr-python."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import zarr
+
+import zarrflow
+from conftest import TEST_DATA, manifest, selection_key
+
+VLEN = manifest()["vlen_arrays"]
+
+
+def values_of(entry_values, kind):
+    return [v if kind == "string" else bytes(v) for v in entry_values]
+
+
+@pytest.mark.parametrize("entry", VLEN, ids=[a["path"] for a in VLEN])
+def test_vlen_fixture_reads_as_zarr_python(entry):
+    path = str(TEST_DATA / entry["path"])
+    a, z = zarrflow.open(path), zarr.open_array(path, mode="r")
+    whole = a[...]
+    assert whole.dtype == z[...].dtype
+    assert whole.tolist() == z[...].tolist()
+    expected = json.loads((TEST_DATA / entry["expected"]).read_text())
+    assert whole.reshape(-1).tolist() == values_of(expected["values"], entry["kind"])
+    for s in expected["selections"]:
+        key = selection_key(s["selection"])
+        indexer = {"basic": a, "oindex": a.oindex, "vindex": a.vindex}[s["mode"]]
+        got = np.asarray(indexer[key], dtype=object)
+        assert list(got.shape) == s["shape"], s
+        assert got.reshape(-1).tolist() == values_of(s["values"], entry["kind"]), s
+
+
+def test_string_and_bytes_writes_read_back_in_zarr_python(tmp_url):
+    s = zarrflow.create(tmp_url("s"), shape=(5, 3), dtype=str, shards=(4, 2), chunks=(2, 1))
+    assert s.dtype == np.dtypes.StringDType() and s.fill_value == ""
+    s[1:4, 1] = ["a", "h\u00e9", "\U0001F600"]
+    s.oindex[[0, 4], :] = "row"
+    s.vindex[[2, 3], [0, 2]] = np.array(["p", "q"])
+    want = np.full((5, 3), "", dtype=object)
+    want[1:4, 1] = ["a", "h\u00e9", "\U0001F600"]
+    want[[0, 4], :] = "row"
+    want[2, 0], want[3, 2] = "p", "q"
+    assert s[...].tolist() == want.tolist()
+    assert zarr.open_array(s.url, mode="r")[...].tolist() == want.tolist()
+    b = zarrflow.create(tmp_url("b"), shape=(4,), dtype=bytes, fill_value=b"\x00\xff")
+    b[1:3] = [b"", b"a\x00"]
+    got = zarr.open_array(b.url, mode="r")[...]
+    assert got.dtype == np.dtype(object)
+    assert got.tolist() == [b"\x00\xff", b"", b"a\x00", b"\x00\xff"]
+    assert b[...].tolist() == got.tolist()
+
+
+def test_values_of_the_wrong_kind_are_refused(tmp_url):
+    s = zarrflow.create(tmp_url("s"), shape=(2,), dtype="string")
+    b = zarrflow.create(tmp_url("b"), shape=(2,), dtype="bytes")
+    for arr, bad in [(s, 5), (s, [b"x", b"y"]), (b, ["x", "y"]), (b, np.zeros(2))]:
+        with pytest.raises(zarrflow.InvalidValueError):
+            arr[:] = bad
+    assert s[...].tolist() == ["", ""] and b[...].tolist() == [b"", b""]

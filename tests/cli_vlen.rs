@@ -1,0 +1,113 @@
+//! The command line on string and bytes arrays: `create --dtype string|bytes`, `set
+//! --value` / `--from` (`<U n`, `|S n`), `get` printed as JSON strings and `-o` as
+//! fixed-width `.npy` (read by NumPy), `info`, and `copy` to another layout and to Zarr v2
+//! (read back by zarr-python).
+
+mod common;
+
+use common::cli::*;
+use std::path::Path;
+
+fn python(script: &str) -> String {
+    let py = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    let out = std::process::Command::new(py)
+        .arg("-c")
+        .arg(script)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn strings_are_created_set_printed_saved_and_copied() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("s").to_string_lossy().into_owned();
+    ok(&[
+        "create", &a, "--shape", "2,3", "--dtype", "string", "--shards", "2,2", "--chunks", "1,2",
+    ]);
+    ok(&["set", &a, "0,1:", "--value", "h\u{e9} \"q\""]);
+    ok(&["set", &a, "1,0", "--value", "\"\\u2603\""]);
+    assert_eq!(
+        ok(&["get", &a]),
+        "[[\"\", \"h\u{e9} \\\"q\\\"\", \"h\u{e9} \\\"q\\\"\"],\n [\"\u{2603}\", \"\", \"\"]]\n"
+    );
+    let info = ok(&["info", &a]);
+    assert!(info.contains("data_type           string"), "{info}");
+    assert!(info.contains("fill_value          \"\""), "{info}");
+    let npy = dir.path().join("s.npy").to_string_lossy().into_owned();
+    ok(&["get", &a, "-o", &npy]);
+    let inp = dir.path().join("in.npy").to_string_lossy().into_owned();
+    let shown = python(&format!(
+        "import numpy as np\nx = np.load({npy:?})\nprint(x.dtype.str, x.tolist())\n\
+         np.save({inp:?}, np.array(['ab', '\u{e9}\u{e9}\u{e9}']))"
+    ));
+    assert_eq!(
+        shown.trim(),
+        "<U6 [['', 'hé \"q\"', 'hé \"q\"'], ['☃', '', '']]"
+    );
+    ok(&["set", &a, "1,1:", "--from", &inp]);
+    assert_eq!(
+        ok(&["get", &a, "1"]),
+        "[\"\u{2603}\", \"ab\", \"\u{e9}\u{e9}\u{e9}\"]\n"
+    );
+    // a fixed-size file is refused by its type
+    let f4 = dir.path().join("f4.npy").to_string_lossy().into_owned();
+    python(&format!(
+        "import numpy as np\nnp.save({f4:?}, np.zeros(3, 'f4'))"
+    ));
+    let out = run(&["set", &a, "1", "--from", &f4]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("<f4"));
+    // copies: re-sharded, and to Zarr v2 (|O with vlen-utf8), read by zarr-python
+    let b = dir.path().join("s2").to_string_lossy().into_owned();
+    let c = dir.path().join("s_v2").to_string_lossy().into_owned();
+    ok(&["copy", &a, &b, "--chunks", "2,1"]);
+    ok(&["copy", &a, &c, "--zarr-format", "2", "--chunks", "1,3"]);
+    assert_eq!(ok(&["get", &b]), ok(&["get", &a]));
+    let read = python(&format!(
+        "import zarr, numpy as np\nfor p in [{a:?}, {b:?}, {c:?}]:\n    \
+         print(np.asarray(zarr.open_array(p)[:], dtype=object).tolist())"
+    ));
+    let lines: Vec<&str> = read.lines().collect();
+    assert_eq!(lines.len(), 3);
+    assert!(lines.iter().all(|l| *l == lines[0]), "{read}");
+    assert!(lines[0].contains("'ab'"), "{read}");
+}
+
+#[test]
+fn bytes_print_one_character_per_byte_and_save_as_fixed_width() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("b").to_string_lossy().into_owned();
+    ok(&[
+        "create",
+        &a,
+        "--shape",
+        "3",
+        "--dtype",
+        "bytes",
+        "--fill-value",
+        "\"\\u00ff\"",
+    ]);
+    ok(&["set", &a, "1", "--value", "\"a\\u0000\\\\\""]);
+    assert_eq!(
+        ok(&["get", &a]),
+        "[\"\\u00ff\", \"a\\u0000\\\\\", \"\\u00ff\"]\n"
+    );
+    let npy = dir.path().join("b.npy").to_string_lossy().into_owned();
+    ok(&["get", &a, "-o", &npy]);
+    let shown = python(&format!(
+        "import numpy as np, zarr\nx = np.load({npy:?})\nprint(x.dtype.str, x.tolist())\n\
+         print(zarr.open_array({a:?})[:].tolist())"
+    ));
+    assert_eq!(
+        shown,
+        "|S3 [b'\\xff', b'a\\x00\\\\', b'\\xff']\n[b'\\xff', b'a\\x00\\\\', b'\\xff']\n"
+    );
+    let out = run(&["set", &a, "--value", "\u{2603}"]);
+    assert_eq!(out.status.code(), Some(2));
+}
