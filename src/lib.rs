@@ -1,7 +1,7 @@
 //! # zarrflow
 //!
-//! A Zarr v3 engine for sharded and unsharded arrays on local disks and object stores (S3,
-//! GCS, Azure, HTTP, memory). A selection is an [`index::IndexTransform`]; a planner turns it
+//! A Zarr engine (v3, and v2) for sharded and unsharded arrays on local disks and object
+//! stores (S3, GCS, Azure, HTTP, memory). A selection is an [`index::IndexTransform`]; a planner turns it
 //! into chunk operations; a storage layer executes them with coalesced requests, and values
 //! land straight in the caller's buffer.
 //!
@@ -53,6 +53,26 @@
 //!
 //! let again = Array::open("memory://tour/t").await?;
 //! assert_eq!(again.inner_chunk_shape(), Some(&[10, 20][..]));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap().unwrap();
+//! ```
+//!
+//! ## Element types
+//!
+//! `read::<T>()` and `write` take any [`AnyElement`]: the fixed-size [`Element`]s (`bool`,
+//! the integers, `f16`/`f32`/`f64`, complex numbers; `i64` for the time types), read
+//! straight into the caller's memory, and `String` / `Vec<u8>` for `string` and `bytes`
+//! arrays. Raw `r*` types, and any fixed-size type as bytes, go through
+//! [`ArrayView::read_bytes`] / [`ArrayView::write_bytes`]. A type that does not match the array's data type is refused
+//! before any request.
+//!
+//! ```
+//! # use zarrflow::{Array, ArraySpec, DataType, sel};
+//! # zarrflow::block_on(async {
+//! let names = Array::create_at("memory://", &ArraySpec::with_data_type([3], DataType::String)).await?;
+//! names.view().get(&sel![1])?.write_scalar("h\u{e9}".to_string()).await?;
+//! assert_eq!(names.view().read::<String>().await?.as_slice().unwrap(), ["", "h\u{e9}", ""]);
+//! assert!(names.view().read::<f32>().await.unwrap_err().is_data_type_mismatch());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap().unwrap();
 //! ```
@@ -136,8 +156,8 @@ pub mod plan;
 pub mod store;
 
 pub use array::{
-    Array, ArrayError, ArrayOptions, ArrayView, Element, ShapeMismatch, VlenElement, WriteBatch,
-    block_on,
+    AnyElement, Array, ArrayError, ArrayOptions, ArrayView, Element, ShapeMismatch, VlenElement,
+    WriteBatch, block_on,
 };
 pub use index::{Selection, SelectionItem};
 pub use metadata::{ArrayInfo, ArraySpec, CodecSpec, DataType, ZarrFormat};

@@ -140,6 +140,85 @@ async fn strings_round_trip_through_every_selection_kind() {
 }
 
 #[tokio::test]
+async fn read_and_write_take_string_and_bytes_elements_as_they_take_fixed_size_ones() {
+    for (name, spec) in specs() {
+        let (_store, a) = create(&spec).await;
+        let all = ArrayD::from_shape_vec(IxDyn(&[7, 5]), words(35)).unwrap();
+        a.view().write(&all).await.unwrap();
+        assert_eq!(a.view().read::<String>().await.unwrap(), all, "{name}");
+        assert_eq!(
+            a.view().read_vlen::<String>().await.unwrap(),
+            all,
+            "{name}: read and read_vlen agree"
+        );
+        let sel = Selection::parse("1:6:2, ::-2").unwrap();
+        let view = a.view().get(&sel).unwrap();
+        view.write_scalar("\u{3a9}".to_string()).await.unwrap();
+        let rows: ndarray::Array2<String> = view.read_as().await.unwrap();
+        assert_eq!(rows.dim(), (3, 3), "{name}");
+        assert!(rows.iter().all(|s| s == "\u{3a9}"), "{name}");
+        let mut expected = all.clone();
+        for i in [1, 3, 5] {
+            for j in [4, 2, 0] {
+                expected[[i, j]] = "\u{3a9}".to_string();
+            }
+        }
+        assert_eq!(a.view().read::<String>().await.unwrap(), expected, "{name}");
+        // the wrong element type either way is refused before any request
+        assert!(
+            a.view()
+                .read::<Vec<u8>>()
+                .await
+                .unwrap_err()
+                .is_data_type_mismatch()
+        );
+        assert!(
+            a.view()
+                .read::<f32>()
+                .await
+                .unwrap_err()
+                .is_data_type_mismatch()
+        );
+        assert!(
+            a.view()
+                .write_scalar(1.5f32)
+                .await
+                .unwrap_err()
+                .is_data_type_mismatch()
+        );
+    }
+    let (_store, f) = create(&ArraySpec::of::<f32>([3])).await;
+    assert!(
+        f.view()
+            .read::<String>()
+            .await
+            .unwrap_err()
+            .is_data_type_mismatch()
+    );
+    assert!(
+        f.view()
+            .write_scalar(b"x".to_vec())
+            .await
+            .unwrap_err()
+            .is_data_type_mismatch()
+    );
+    let (_store, b) = create(&ArraySpec::with_data_type([2], DataType::Bytes)).await;
+    b.view()
+        .write(&arr1(&[vec![0u8, 255], vec![]]))
+        .await
+        .unwrap();
+    assert_eq!(
+        b.view()
+            .read::<Vec<u8>>()
+            .await
+            .unwrap()
+            .into_raw_vec_and_offset()
+            .0,
+        vec![vec![0u8, 255], vec![]]
+    );
+}
+
+#[tokio::test]
 async fn bytes_round_trip_and_the_wrong_element_type_is_refused() {
     let spec = ArraySpec::with_data_type([6], DataType::Bytes)
         .shard_shape([4])

@@ -28,6 +28,7 @@
 //! at TRACE. Nothing is logged at INFO or above, and without a subscriber the events cost
 //! nothing (no field is formatted).
 
+mod any_element;
 mod batch;
 mod blocking;
 mod cache;
@@ -56,6 +57,7 @@ use crate::metadata::{
 };
 use crate::store::{Store, StoreKey, StoreOptions};
 
+pub use any_element::AnyElement;
 pub use batch::WriteBatch;
 pub use blocking::block_on;
 pub use element::Element;

@@ -5,7 +5,7 @@ use ndarray::{ArrayBase, ArrayD, Data, DataMut, Dimension, IxDyn};
 use crate::index::{Dialect, IndexDomain, IndexTransform, Selection, SelectionMode};
 
 use super::error::{ArrayError, Result, ShapeMismatch};
-use super::{Array, Element, read};
+use super::{AnyElement, Array, Element, read};
 
 /// A lazy view of an array: an [`IndexTransform`] from the view's domain to the array's
 /// storage coordinates. Indexing a view composes transforms and does no I/O; reading it
@@ -147,8 +147,15 @@ impl ArrayView {
     /// Reads the view into a new array of the array's element type, with as many
     /// dimensions as the view.
     ///
-    /// Fails with [`ArrayError::DataTypeMismatch`] when `T` does not match the data type.
-    pub async fn read<T: Element>(&self) -> Result<ArrayD<T>> {
+    /// `T` is any [`AnyElement`]: a fixed-size [`Element`] (`f32`, `u8`, `bool`, ...) or, for
+    /// `string` and `bytes` arrays, `String` and `Vec<u8>`. Fails with
+    /// [`ArrayError::DataTypeMismatch`] when `T` does not match the data type.
+    pub async fn read<T: AnyElement>(&self) -> Result<ArrayD<T>> {
+        T::read_view(self).await
+    }
+
+    /// [`read`](Self::read) for a fixed-size element type.
+    pub(crate) async fn read_fixed<T: Element>(&self) -> Result<ArrayD<T>> {
         self.check_type::<T>()?;
         let shape = self.shape_usize()?;
         let mut values = zeroed::<T>(self.len()?)?;
@@ -177,7 +184,7 @@ impl ArrayView {
     /// assert_eq!(rows.dim(), (2, 6));
     /// # }).unwrap();
     /// ```
-    pub async fn read_as<T: Element, D: Dimension>(&self) -> Result<ndarray::Array<T, D>> {
+    pub async fn read_as<T: AnyElement, D: Dimension>(&self) -> Result<ndarray::Array<T, D>> {
         self.check_rank::<D>()?;
         let values = self.read::<T>().await?;
         values
@@ -207,7 +214,7 @@ impl ArrayView {
         {
             return read::read_into(&self.array.shared, &self.transform, bytes).await;
         }
-        let values = self.read::<T>().await?;
+        let values = self.read_fixed::<T>().await?;
         out.iter_mut().zip(values.iter()).for_each(|(o, &v)| *o = v);
         Ok(())
     }
@@ -355,8 +362,19 @@ impl ArrayView {
     }
 
     /// Writes an array of values (any ndarray array or view of the element type, any
-    /// number of dimensions), broadcast NumPy-style to the view's shape.
+    /// number of dimensions), broadcast NumPy-style to the view's shape. `T` is any
+    /// [`AnyElement`], `String` and `Vec<u8>` for `string` and `bytes` arrays too.
     pub async fn write<T, S, D>(&self, values: &ArrayBase<S, D>) -> Result<()>
+    where
+        T: AnyElement,
+        S: Data<Elem = T>,
+        D: Dimension,
+    {
+        T::write_view(self, values.view().into_dyn()).await
+    }
+
+    /// [`write`](Self::write) for a fixed-size element type.
+    pub(crate) async fn write_fixed<T, S, D>(&self, values: &ArrayBase<S, D>) -> Result<()>
     where
         T: Element,
         S: Data<Elem = T>,
@@ -372,10 +390,9 @@ impl ArrayView {
         self.write_bytes(&T::to_ne_bytes_vec(&flat), &shape).await
     }
 
-    /// Writes one value into every cell of the view.
-    pub async fn write_scalar<T: Element>(&self, value: T) -> Result<()> {
-        self.check_type::<T>()?;
-        self.write_bytes(&T::to_ne_bytes_vec(&[value]), &[]).await
+    /// Writes one value into every cell of the view (any [`AnyElement`]).
+    pub async fn write_scalar<T: AnyElement>(&self, value: T) -> Result<()> {
+        self.write(&ndarray::arr0(value)).await
     }
 
     pub(crate) fn check_element<T: Element>(&self) -> Result<()> {
