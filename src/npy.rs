@@ -335,7 +335,8 @@ impl NpyType {
         }
     }
 
-    /// The `.npy` type of a data type (a raw `rN` type is void `|V{N/8}`). The
+    /// The `.npy` type of a data type (a raw `rN` type is void `|V{N/8}`, the fixed-width
+    /// text types `<U n` / `|S n`). The
     /// variable-length `string` and `bytes` give their narrowest fixed-width form (`<U1`,
     /// `|S1`): a file's width depends on its values ([`NpyType::text`]).
     pub const fn of(data_type: DataType) -> NpyType {
@@ -350,6 +351,8 @@ impl NpyType {
             DataType::Raw { .. } => NpyKind::Void,
             DataType::String => return NpyType::text(NpyKind::Unicode, 1),
             DataType::Bytes => return NpyType::text(NpyKind::Bytes, 1),
+            DataType::FixedString { .. } => NpyKind::Unicode,
+            DataType::FixedBytes { .. } => NpyKind::Bytes,
             DataType::DateTime64(s) => NpyKind::DateTime(s),
             DataType::TimeDelta64(s) => NpyKind::TimeDelta(s),
         };

@@ -421,6 +421,9 @@ def register_array(
         assert sel_to_str(back) == s, (s, back)
         res = apply_sel(expected, back, mode)
         ref = apply_sel(expected, items, mode)
+        if expected.dtype.kind in "US":  # a text scalar keeps the array's width
+            res = np.asarray(res).astype(expected.dtype)
+            ref = np.asarray(ref).astype(expected.dtype)
         assert check_array.compare(res, ref) is None
         p = sel_dir / f"{i:02d}.npy"
         save_npy(p, res)
@@ -547,6 +550,8 @@ def _cross_check_selections(path: Path, expected: np.ndarray, selections) -> Non
                 got = np.asarray(arr.vindex[_np_items(items)])
         except (IndexError, TypeError, ValueError, NotImplementedError):
             continue
+        if got.ndim == 0 and want.dtype.kind in "US":
+            got = got.astype(want.dtype)  # a text scalar comes back at its own width (<U1)
         problem = check_array.compare(got, want)
         if problem:
             raise SystemExit(f"generate.py: zarr-python disagrees on {rel(path)} [{mode}] {s['selection']}: {problem}")
@@ -1490,6 +1495,49 @@ def gen_vlen() -> None:
 # =============================================================================================
 
 
+# =============================================================================================
+# fixed-width text: NumPy `<U n` / `|S n` (zarr-python's v3 `fixed_length_utf32` /
+# `null_terminated_bytes`, and the v2 dtypes themselves). Fixed-size, so .npy holds them.
+
+def fixed_text_data(n: int, dtype: str, seed: str) -> np.ndarray:
+    rng = np.random.default_rng(seed_for(seed))
+    width = np.dtype(dtype).itemsize // (4 if np.dtype(dtype).kind == "U" else 1)
+    pieces = ["", "a", "zarr", "h\u00e9llo", "\u03b1\u03b2\u03b3", "\U0001F600", "x" * width, "tab\tnl\n"]
+    out = []
+    for i in range(n):
+        w = pieces[int(rng.integers(0, len(pieces)))]
+        if np.dtype(dtype).kind == "S":
+            w = w.encode("utf-8") + (b"\x00\xff" if i % 5 == 2 else b"")
+        out.append(w[:width])
+    return np.array(out, dtype=dtype)
+
+
+def gen_fixed_text() -> None:
+    def make(relpath, dtype, fmt, shape, chunks, *, shards=None, fill="", writes=(FULL,), features=()):
+        base = "zarr-python" if fmt == 3 else "zarr-python-v2"
+        path = FIXTURES / base / relpath
+        data = fixed_text_data(int(np.prod(shape)), dtype, relpath).reshape(shape)
+        kw = {"shards": shards} if shards else {}
+        a = zarr.create_array(str(path), shape=shape, chunks=chunks, dtype=np.dtype(dtype), zarr_format=fmt,
+                              fill_value=fill, **kw)
+        for w in writes:
+            a[w] = data[w]
+        exp = regions_expected(data, fill, writes)
+        feats = ["fixed_width_text", *features] + (["zarr_v2"] if fmt == 2 else [])
+        if writes != (FULL,):
+            feats.append("partially_written")
+        register_array(path, exp, ZP, features=feats, chunk_for_selections=shards or chunks, must_read=("zarr",))
+
+    part = ((slice(0, 4), slice(1, 5)),)
+    make("fixed_text/U6", "<U6", 3, (7, 5), (3, 2), writes=part, features=["missing_chunks"])
+    make("fixed_text/U3_sharded", "<U3", 3, (8, 6), (2, 3), shards=(4, 6), fill="\u03a9")
+    make("fixed_text/S5", "|S5", 3, (11,), (4,), features=["missing_chunks"], writes=((slice(0, 6),),))
+    make("fixed_text/S4_sharded", "|S4", 3, (6, 8), (3, 2), shards=(6, 4), fill=b"ab")
+    make("fixed_text/U4_v2", "<U4", 2, (5, 7), (2, 3), writes=part)
+    make("fixed_text/U4_v2_big", ">U4", 2, (9,), (4,))
+    make("fixed_text/S3_v2", "|S3", 2, (10,), (3,), fill=b"z", writes=((slice(2, 9),),))
+
+
 def generated_files(root: Path) -> dict[str, Path]:
     out = {}
     for top in ("fixtures", "corrupt"):
@@ -1513,6 +1561,7 @@ def generate() -> None:
     gen_zarr_python_v2()
     gen_tensorstore_v2()
     gen_vlen()
+    gen_fixed_text()
     MANIFEST.write_text(json.dumps(MANIFEST_DATA, indent=1, ensure_ascii=False) + "\n")
 
 

@@ -111,3 +111,75 @@ fn bytes_print_one_character_per_byte_and_save_as_fixed_width() {
     let out = run(&["set", &a, "--value", "\u{2603}"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn fixed_width_text_is_created_set_printed_saved_and_copied_at_its_width() {
+    let dir = tempfile::tempdir().unwrap();
+    let u = dir.path().join("u").to_string_lossy().into_owned();
+    ok(&[
+        "create",
+        &u,
+        "--shape",
+        "4",
+        "--dtype",
+        "U3",
+        "--chunks",
+        "2",
+        "--fill-value",
+        "zz",
+    ]);
+    ok(&["set", &u, "1:3", "--value", "h\u{e9}"]);
+    assert_eq!(
+        ok(&["get", &u]),
+        "[\"zz\", \"h\u{e9}\", \"h\u{e9}\", \"zz\"]\n"
+    );
+    let err = fails(&["set", &u, "0", "--value", "four"]);
+    assert!(
+        err.contains("4 code points long, more than the data type U3 holds"),
+        "{err}"
+    );
+    // --from takes any <U width whose values fit
+    let inp = dir.path().join("in.npy").to_string_lossy().into_owned();
+    python(&format!(
+        "import numpy as np\nnp.save({inp:?}, np.array(['a', '\u{3b1}\u{3b2}']))"
+    ));
+    ok(&["set", &u, "2:", "--from", &inp]);
+    let s = dir.path().join("s").to_string_lossy().into_owned();
+    ok(&[
+        "create",
+        &s,
+        "--shape",
+        "3",
+        "--dtype",
+        "S2",
+        "--zarr-format",
+        "2",
+        "--fill-value",
+        "a",
+    ]);
+    ok(&["set", &s, "0", "--value", "\"\\u00ff\""]);
+    assert_eq!(ok(&["get", &s]), "[\"\\u00ff\", \"a\", \"a\"]\n");
+    let (un, sn) = (
+        dir.path().join("u.npy").to_string_lossy().into_owned(),
+        dir.path().join("s.npy").to_string_lossy().into_owned(),
+    );
+    ok(&["get", &u, "-o", &un]);
+    ok(&["get", &s, "-o", &sn]);
+    let u2 = dir.path().join("u2").to_string_lossy().into_owned();
+    ok(&["copy", &u, &u2, "--zarr-format", "2"]);
+    let shown = python(&format!(
+        "import numpy as np, zarr, warnings\nwarnings.filterwarnings('ignore')\n\
+         for p in [{un:?}, {sn:?}]:\n    x = np.load(p)\n    print(x.dtype.str, x.tolist())\n\
+         for p in [{u:?}, {s:?}, {u2:?}]:\n    a = zarr.open_array(p)\n    print(a.dtype.str, a[:].tolist())"
+    ));
+    assert_eq!(
+        shown.lines().collect::<Vec<_>>(),
+        [
+            "<U3 ['zz', 'h\u{e9}', 'a', '\u{3b1}\u{3b2}']",
+            "|S2 [b'\\xff', b'a', b'a']",
+            "<U3 ['zz', 'h\u{e9}', 'a', '\u{3b1}\u{3b2}']",
+            "|S2 [b'\\xff', b'a', b'a']",
+            "<U3 ['zz', 'h\u{e9}', 'a', '\u{3b1}\u{3b2}']",
+        ]
+    );
+}

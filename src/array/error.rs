@@ -60,6 +60,19 @@ pub enum ArrayError {
     /// The array's layout or data type is not supported by this operation.
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// A value to write does not fit a fixed-width text type (`<U n`: more than `n` code
+    /// points; `|S n`: more than `n` bytes). NumPy would cut it short; zarrflow refuses it.
+    #[error("value {index} is {length} {unit} long, more than the data type {data_type} holds")]
+    ValueTooLong {
+        /// The value's position among the values given (C order).
+        index: usize,
+        /// Its length.
+        length: usize,
+        /// `"code points"` or `"bytes"`.
+        unit: &'static str,
+        /// The array's data type (`U5`, `S4`).
+        data_type: String,
+    },
     /// A decoded chunk holds a value invalid for its data type (e.g. a bool byte other than 0/1).
     #[error("invalid data in {key}: {reason}")]
     InvalidData {

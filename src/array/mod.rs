@@ -35,6 +35,7 @@ mod cache;
 mod element;
 mod error;
 mod explain;
+mod fixed_text;
 mod gate;
 mod inner_targets;
 mod planned;

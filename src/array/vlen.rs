@@ -109,6 +109,9 @@ impl ArrayView {
     /// # }).unwrap();
     /// ```
     pub async fn read_vlen<T: VlenElement>(&self) -> Result<ArrayD<T>> {
+        if let Some(t) = super::fixed_text::fixed_text_of::<T>(self.array().data_type()) {
+            return self.read_fixed_text(t).await;
+        }
         let pool = self.vlen_pool::<T>()?;
         let shape = self.shape_usize()?;
         let n = self.len()?;
@@ -154,6 +157,9 @@ impl ArrayView {
         S: Data<Elem = T>,
         D: Dimension,
     {
+        if let Some(t) = super::fixed_text::fixed_text_of::<T>(self.array().data_type()) {
+            return self.write_fixed_text(t, values).await;
+        }
         let pool = self.vlen_pool::<T>()?;
         let shape: Vec<u64> = values.shape().iter().map(|&n| n as u64).collect();
         let _session = pool.session().lock().await;

@@ -69,6 +69,20 @@ pub enum DataType {
     /// `bytes` (zarr-python's `variable_length_bytes`): variable-length byte strings (Zarr v2
     /// `|O` with `vlen-bytes`). Read and written as `Vec<u8>`s.
     Bytes,
+    /// `fixed_length_utf32` (NumPy `<U{chars}`): text of at most `chars` Unicode code points,
+    /// stored as UTF-32 code units padded with U+0000 (`4 * chars` bytes per element). Read
+    /// and written as `String`s, trailing U+0000 removed as NumPy does.
+    FixedString {
+        /// Code points per element.
+        chars: u32,
+    },
+    /// `null_terminated_bytes` (NumPy `|S{len}`): byte strings of at most `len` bytes,
+    /// padded with NUL bytes. Read and written as `Vec<u8>`s, trailing NULs removed as NumPy
+    /// does.
+    FixedBytes {
+        /// Bytes per element.
+        len: u32,
+    },
     /// `numpy.datetime64`: an `i64` count of the unit since 1970-01-01 (NaT: `i64::MIN`).
     DateTime64(TimeScale),
     /// `numpy.timedelta64`: an `i64` count of the unit (NaT: `i64::MIN`).
@@ -99,6 +113,9 @@ const VARIABLE: [DataType; 2] = [DataType::String, DataType::Bytes];
 /// The largest raw type accepted (`r<bits>`): 1 MiB per element.
 const MAX_RAW_BITS: u32 = 8 << 20;
 
+/// The largest fixed-width text element accepted: 1 MiB, as for raw types.
+const MAX_FIXED_BYTES: u64 = 1 << 20;
+
 impl DataType {
     /// Every data type with a fixed name (all but the raw `r<bits>` types), in the order
     /// messages list them.
@@ -110,6 +127,23 @@ impl DataType {
     /// Whether elements have no fixed size (`string`, `bytes`).
     pub const fn is_variable_length(&self) -> bool {
         matches!(self, DataType::String | DataType::Bytes)
+    }
+
+    /// Whether elements are text or byte strings, read and written as `String` / `Vec<u8>`:
+    /// `string`, `bytes` and their fixed-width forms.
+    pub const fn is_text(&self) -> bool {
+        matches!(
+            self,
+            DataType::String
+                | DataType::Bytes
+                | DataType::FixedString { .. }
+                | DataType::FixedBytes { .. }
+        )
+    }
+
+    /// Whether elements are Unicode text (`string`, `fixed_length_utf32`).
+    pub const fn is_unicode(&self) -> bool {
+        matches!(self, DataType::String | DataType::FixedString { .. })
     }
 
     /// The Zarr v3 name (`"float32"`, `"r16"`, ...). Raw types have no static name: see
@@ -133,6 +167,8 @@ impl DataType {
             DataType::Raw { .. } => "r*",
             DataType::String => "string",
             DataType::Bytes => "bytes",
+            DataType::FixedString { .. } => "fixed_length_utf32",
+            DataType::FixedBytes { .. } => "null_terminated_bytes",
             DataType::DateTime64(_) => "numpy.datetime64",
             DataType::TimeDelta64(_) => "numpy.timedelta64",
         }
@@ -152,6 +188,8 @@ impl DataType {
             | DataType::TimeDelta64(_) => 8,
             DataType::Complex128 => 16,
             DataType::Raw { bits } => (*bits / 8) as usize,
+            DataType::FixedString { chars } => *chars as usize * 4,
+            DataType::FixedBytes { len } => *len as usize,
             DataType::String | DataType::Bytes => 0,
         }
     }
@@ -160,7 +198,9 @@ impl DataType {
     /// `"<f4"`, `"|b1"`, `"<c16"`; raw types are void types (`"|V3"`) and give `"|V"` here
     /// (their size is [`size`](Self::size)); time types give `"<M8"` / `"<m8"` (their unit is
     /// in [`numpy_descr`](Self::numpy_descr)); `string` and `bytes` give NumPy's object type
-    /// `"|O"` (their fixed-width `.npy` forms `<U n` / `|S n` depend on the values).
+    /// `"|O"` (their fixed-width `.npy` forms `<U n` / `|S n` depend on the values); the
+    /// fixed-width text types give `"<U"` / `"|S"` (with their width in
+    /// [`numpy_descr`](Self::numpy_descr)).
     pub const fn numpy_str(&self) -> &'static str {
         match self {
             DataType::Bool => "|b1",
@@ -179,6 +219,8 @@ impl DataType {
             DataType::Complex128 => "<c16",
             DataType::Raw { .. } => "|V",
             DataType::String | DataType::Bytes => "|O",
+            DataType::FixedString { .. } => "<U",
+            DataType::FixedBytes { .. } => "|S",
             DataType::DateTime64(_) => "<M8",
             DataType::TimeDelta64(_) => "<m8",
         }
@@ -189,6 +231,8 @@ impl DataType {
     pub fn numpy_descr(&self) -> String {
         match self {
             DataType::Raw { bits } => format!("|V{}", bits / 8),
+            DataType::FixedString { chars } => format!("<U{chars}"),
+            DataType::FixedBytes { len } => format!("|S{len}"),
             DataType::DateTime64(s) | DataType::TimeDelta64(s) => match s.unit {
                 TimeUnit::Generic => self.numpy_str().to_string(),
                 _ => format!("{}[{s}]", self.numpy_str()),
@@ -209,6 +253,21 @@ impl DataType {
     /// zarr-python's `numpy.datetime64` / `numpy.timedelta64` objects (`{"name": ...,
     /// "configuration": {"unit": "s", "scale_factor": 10}}`); `None` for any other.
     pub fn from_metadata(meta: &MetadataV3) -> Option<DataType> {
+        let fixed = |unit: u64| -> Option<u32> {
+            let config = meta.configuration()?;
+            if config.len() != 1 {
+                return None;
+            }
+            let bytes = config.get("length_bytes")?.as_u64()?;
+            (bytes > 0 && bytes % unit == 0 && bytes <= MAX_FIXED_BYTES)
+                .then(|| u32::try_from(bytes / unit).ok())
+                .flatten()
+        };
+        match meta.name() {
+            "fixed_length_utf32" => return fixed(4).map(|chars| DataType::FixedString { chars }),
+            "null_terminated_bytes" => return fixed(1).map(|len| DataType::FixedBytes { len }),
+            _ => {}
+        }
         let time = match meta.name() {
             "numpy.datetime64" => DataType::DateTime64,
             "numpy.timedelta64" => DataType::TimeDelta64,
@@ -229,9 +288,15 @@ impl DataType {
         Some(time(TimeScale { unit, scale }))
     }
 
-    /// The Zarr v3 `data_type` field of this type (zarr-python's form for time types).
+    /// The Zarr v3 `data_type` field of this type (zarr-python's form for time types and the
+    /// fixed-width text types).
     pub fn to_metadata(&self) -> MetadataV3 {
         match self {
+            DataType::FixedString { .. } | DataType::FixedBytes { .. } => {
+                let mut config = Map::new();
+                config.insert("length_bytes".into(), json!(self.size()));
+                MetadataV3::new_with_configuration(self.name(), config)
+            }
             DataType::DateTime64(s) | DataType::TimeDelta64(s) => {
                 let mut config = Map::new();
                 config.insert("unit".into(), Value::from(s.unit.config_name()));
@@ -246,6 +311,7 @@ impl DataType {
     pub fn valid_names() -> String {
         let mut names: Vec<&str> = NAMED.iter().chain(&VARIABLE).map(DataType::name).collect();
         names.push("r<bits> (bits a multiple of 8)");
+        names.push("U<chars> / S<bytes> (fixed-width text, NumPy's <U n / |S n)");
         names.push(
             "datetime64[UNIT], timedelta64[UNIT] (UNIT one of Y M W D h m s ms us ns ps fs as, \
              optionally scaled: 10s)",
@@ -255,10 +321,13 @@ impl DataType {
 }
 
 impl fmt::Display for DataType {
-    /// The Zarr v3 name (`r24` for a raw type).
+    /// The Zarr v3 name (`r24` for a raw type, NumPy's `U5` / `S4` for the fixed-width
+    /// text types).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DataType::Raw { bits } => write!(f, "r{bits}"),
+            DataType::FixedString { chars } => write!(f, "U{chars}"),
+            DataType::FixedBytes { len } => write!(f, "S{len}"),
             DataType::DateTime64(s) | DataType::TimeDelta64(s) => {
                 let base = match self {
                     DataType::DateTime64(_) => "datetime64",
@@ -299,6 +368,9 @@ impl FromStr for DataType {
         if let Some(t) = parse_time_type(name) {
             return Ok(t);
         }
+        if let Some(t) = parse_fixed_text(name) {
+            return Ok(t);
+        }
         let raw = name
             .strip_prefix('r')
             .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
@@ -309,6 +381,23 @@ impl FromStr for DataType {
                 name: name.chars().take(64).collect(),
             })
     }
+}
+
+/// NumPy's fixed-width text types: `U5`, `<U5`, `S4`, `|S4` (a positive width within
+/// [`MAX_FIXED_BYTES`] per element).
+fn parse_fixed_text(name: &str) -> Option<DataType> {
+    let name = name.strip_prefix(['<', '|']).unwrap_or(name);
+    let (kind, digits) = name.split_at_checked(1)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n = digits.parse::<u32>().ok().filter(|&n| n > 0)?;
+    let t = match kind {
+        "U" => DataType::FixedString { chars: n },
+        "S" => DataType::FixedBytes { len: n },
+        _ => return None,
+    };
+    (t.size() as u64 <= MAX_FIXED_BYTES).then_some(t)
 }
 
 /// `datetime64[10s]`, `M8[s]`, `<m8[ns]`, `numpy.timedelta64`, ...
@@ -342,6 +431,53 @@ mod tests {
         assert_eq!(DataType::Raw { bits: 16 }.to_string(), "r16");
         assert_eq!(DataType::Raw { bits: 16 }.size(), 2);
         for bad in ["r0", "r7", "r", "r+8", "R8", "float", "int", "r99999999999"] {
+            assert!(bad.parse::<DataType>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn fixed_width_text_types() {
+        let u5 = DataType::FixedString { chars: 5 };
+        let s4 = DataType::FixedBytes { len: 4 };
+        for (name, t) in [("U5", u5), ("<U5", u5), ("S4", s4), ("|S4", s4)] {
+            assert_eq!(name.parse(), Ok(t), "{name}");
+        }
+        assert_eq!(
+            (u5.size(), u5.numpy_descr(), u5.to_string()),
+            (20, "<U5".into(), "U5".into())
+        );
+        assert_eq!(
+            (s4.size(), s4.numpy_descr(), s4.to_string()),
+            (4, "|S4".into(), "S4".into())
+        );
+        assert!(u5.is_text() && u5.is_unicode() && !u5.is_variable_length());
+        assert!(s4.is_text() && !s4.is_unicode());
+        for t in [u5, s4] {
+            assert_eq!(DataType::from_metadata(&t.to_metadata()), Some(t));
+        }
+        let doc = |name: &str, c: serde_json::Value| {
+            let v = json!({"name": name, "configuration": c});
+            DataType::from_metadata(&serde_json::from_value::<MetadataV3>(v).unwrap())
+        };
+        assert_eq!(
+            doc("fixed_length_utf32", json!({"length_bytes": 20})),
+            Some(u5)
+        );
+        assert_eq!(
+            doc("null_terminated_bytes", json!({"length_bytes": 4})),
+            Some(s4)
+        );
+        for (name, c) in [
+            ("fixed_length_utf32", json!({"length_bytes": 6})),
+            ("fixed_length_utf32", json!({"length_bytes": 0})),
+            ("null_terminated_bytes", json!({"length_bytes": -1})),
+            ("null_terminated_bytes", json!({"length_bytes": 1u64 << 40})),
+            ("null_terminated_bytes", json!({"length_bytes": 4, "x": 1})),
+            ("null_terminated_bytes", json!({})),
+        ] {
+            assert_eq!(doc(name, c.clone()), None, "{name} {c}");
+        }
+        for bad in ["U0", "U", "S-1", "U99999999999", "S2097152", "<S4x", "V4"] {
             assert!(bad.parse::<DataType>().is_err(), "{bad}");
         }
     }

@@ -10,6 +10,7 @@ mod codec_spec;
 mod data_type;
 mod error;
 mod fill_value;
+pub mod fixed_text;
 mod grid;
 mod info;
 pub mod limits;
@@ -367,11 +368,11 @@ impl ArrayMetadata {
         // values built in code may nest deeper than any document: refuse them before
         // anything recurses through them
         check_document_nesting(&meta, &extra, key)?;
-        let data_type = ZarrsDataType::from_metadata(&meta.data_type).map_err(|e| {
+        let data_type = fixed_text::zarrs_data_type(&meta.data_type).map_err(|reason| {
             MetadataError::UnsupportedDataType {
                 key: key.to_string(),
                 name: meta.data_type.name().to_string(),
-                reason: e.to_string(),
+                reason,
             }
         })?;
         let invalid_fill = || MetadataError::InvalidFillValue {
@@ -385,9 +386,8 @@ impl ArrayMetadata {
         if has_malformed_hex_string(&meta.fill_value) {
             return Err(invalid_fill());
         }
-        let fill_value = data_type
-            .fill_value_v3(&meta.fill_value)
-            .map_err(|_| invalid_fill())?;
+        let fill_value = fixed_text::fill_value(&meta.data_type, &data_type, &meta.fill_value)
+            .ok_or_else(invalid_fill)?;
         let grid = ChunkGridSpec::from_metadata(&meta.chunk_grid, &meta.shape, key)?;
         let key_encoding = ChunkKeyEncodingSpec::from_metadata(&meta.chunk_key_encoding, key)?;
         if let Some(names) = &meta.dimension_names
@@ -541,9 +541,8 @@ impl ArrayMetadata {
                 base64::engine::general_purpose::STANDARD.encode(self.fill_value.as_ne_bytes());
             return FillValueMetadata::from(text.as_str());
         }
-        self.data_type
-            .metadata_fill_value(&self.fill_value)
-            .unwrap_or_else(|_| self.meta.fill_value.clone())
+        fixed_text::fill_value_metadata(&self.meta.data_type, &self.data_type, &self.fill_value)
+            .unwrap_or_else(|| self.meta.fill_value.clone())
     }
     /// Chunk grid.
     pub fn chunk_grid(&self) -> &ChunkGridSpec {

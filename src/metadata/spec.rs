@@ -137,7 +137,7 @@ impl ArraySpec {
             field: "fill_value".into(),
             reason,
         };
-        let dt = zarrs::array::DataType::from_metadata(&self.data_type)
+        let dt = super::fixed_text::zarrs_data_type(&self.data_type)
             .map_err(|e| bad(format!("data type {}: {e}", self.data_type.name())))?;
         // a variable-length type's fill value is any value (a `string`'s: UTF-8)
         if dt.fixed_size().is_some_and(|n| n != bytes.len()) {
@@ -149,8 +149,8 @@ impl ArraySpec {
         }
         let fill = zarrs::array::FillValue::new(bytes.to_vec());
         self.fill_value = Some(
-            dt.metadata_fill_value(&fill)
-                .map_err(|e| bad(e.to_string()))?,
+            super::fixed_text::fill_value_metadata(&self.data_type, &dt, &fill)
+                .ok_or_else(|| bad(format!("not a fill value of {}", self.data_type.name())))?,
         );
         Ok(self)
     }
@@ -258,7 +258,11 @@ impl ArraySpec {
                 let bits: u64 = n[1..].parse().unwrap_or(8);
                 json!(vec![0u8; (bits / 8) as usize])
             }
-            "string" | "bytes" | "variable_length_bytes" => json!(""),
+            "string"
+            | "bytes"
+            | "variable_length_bytes"
+            | "fixed_length_utf32"
+            | "null_terminated_bytes" => json!(""),
             "numpy.datetime64" | "numpy.timedelta64" => json!(crate::metadata::NAT),
             _ => json!(0),
         };

@@ -126,10 +126,25 @@ pub fn parse_array(
     if matches!(fill_value, FillValueMetadata::Null) && dtype[1..].starts_with('c') {
         fill_value = typed(serde_json::json!([0.0, 0.0]), "fill_value", key)?;
     }
-    // an object array's null or 0 fill value is the empty string (zarr-python 2 wrote 0)
-    if dtype == "|O" && (fill_value.is_null() || fill_value.as_u64() == Some(0)) {
+    // an object or text array's null or 0 fill value is the empty string (zarr-python 2
+    // wrote 0 for objects)
+    let text = dtype == "|O" || matches!(dtype.as_bytes().get(1), Some(b'U' | b'S'));
+    if text && (fill_value.is_null() || fill_value.as_u64() == Some(0)) {
         fill_value = FillValueMetadata::from("");
     }
+    // zarrs converts `<U n` itself, but not `|S n`: its n bytes convert as the raw `|V n`,
+    // then the data type and its base64 fill value are put back (see `fixed_text`)
+    let fixed_bytes = dtype
+        .strip_prefix("|S")
+        .and_then(|n| n.parse::<u32>().ok())
+        .map(|len| (DataType::FixedBytes { len }, fill_value.clone()));
+    let zarrs_dtype = match &fixed_bytes {
+        Some((t, _)) => {
+            fill_value = FillValueMetadata::Null;
+            format!("|V{}", t.size())
+        }
+        None => dtype.clone(),
+    };
     let order: ArrayMetadataV2Order = typed(take(&mut obj, "order"), "order", key)?;
     let filters: Option<Vec<MetadataV2>> = match obj.remove("filters") {
         None => None,
@@ -146,7 +161,7 @@ pub fn parse_array(
     let v2 = ArrayMetadataV2::new(
         shape,
         chunks,
-        DataTypeMetadataV2::Simple(dtype.clone()),
+        DataTypeMetadataV2::Simple(zarrs_dtype),
         fill_value,
         compressor.clone(),
         filters.clone(),
@@ -213,6 +228,10 @@ pub fn parse_array(
             id: c.id().to_string(),
         })?;
         v3.codecs.extend(alone.into_iter().skip(1));
+    }
+    if let Some((t, fill)) = fixed_bytes {
+        v3.data_type = t.to_metadata();
+        v3.fill_value = fill;
     }
     if object_codec == Some("vlen-bytes") {
         // zarrs maps every `|O` to `string`; with `vlen-bytes` the elements are bytes
@@ -305,6 +324,9 @@ fn check_dtype(v: &Value, object_codec: Option<&str>, key: &str) -> Result<Strin
         'f' => matches!(size, "2" | "4" | "8"),
         'c' => matches!(size, "8" | "16"),
         'V' => size.parse::<u32>().is_ok_and(|n| n > 0),
+        // fixed-width text: `fixed_length_utf32` / `null_terminated_bytes`, up to 1 MiB
+        'U' => size.parse::<u32>().is_ok_and(|n| n > 0 && n <= 1 << 18),
+        'S' => size.parse::<u32>().is_ok_and(|n| n > 0 && n <= 1 << 20),
         _ => false,
     };
     if fixed || (s == "|O" && object_codec.is_some()) {
@@ -314,7 +336,7 @@ fn check_dtype(v: &Value, object_codec: Option<&str>, key: &str) -> Result<Strin
         'O' => {
             "an object array needs an object codec in `filters` (`vlen-utf8` for strings, `vlen-bytes` for bytes; `vlen-array` and pickled objects are not supported)"
         }
-        'U' | 'S' => "fixed-width strings are not supported yet",
+        'U' | 'S' => "a width from 1 to 1 MiB per element is needed",
         'M' | 'm' => "datetime64 / timedelta64 are not supported yet",
         'b' | 'i' | 'u' | 'f' | 'c' | 'V' => "this size is not a Zarr data type",
         _ => "not a NumPy type zarrflow reads",
@@ -463,11 +485,11 @@ fn v2_dtype(dtype: DataType, big: bool) -> Option<String> {
     if dtype.is_variable_length() {
         return Some("|O".into());
     }
-    let s = dtype.numpy_str();
+    let s = dtype.numpy_descr();
     Some(if big && s.starts_with('<') {
         format!(">{}", &s[1..])
     } else {
-        s.to_string()
+        s
     })
 }
 
@@ -477,8 +499,8 @@ fn v2_fill_value(fill: FillValueMetadata, dtype: DataType) -> Result<Value, Meta
     let v = serde_json::to_value(&fill).unwrap_or(Value::Null);
     match (dtype, &v) {
         // text as it is, bytes base64-encoded (zarr-python writes an empty one as "")
-        (DataType::String | DataType::Bytes, Value::String(_)) => return Ok(v),
-        (DataType::String | DataType::Bytes, _) => {
+        (t, Value::String(_)) if t.is_text() => return Ok(v),
+        (t, _) if t.is_text() => {
             return Err(MetadataError::NotExpressibleInV2 {
                 what: format!("fill value {v} of data type {dtype}"),
             });

@@ -280,7 +280,9 @@ pub struct CreateArgs {
     pub shape: Shape,
     /// The data type: bool, int8..int64, uint8..uint64, float16/32/64, complex64/128,
     /// r<bits> (raw bytes; bits a positive multiple of 8, e.g. r8, r16, r24), string
-    /// (variable-length UTF-8, zarr-python's dtype=str) or bytes (variable-length bytes).
+    /// (variable-length UTF-8, zarr-python's dtype=str), bytes (variable-length bytes),
+    /// U<n> / S<n> (fixed-width text of n code points / n bytes, NumPy's <U n / |S n:
+    /// longer values are refused, not cut), datetime64[UNIT] / timedelta64[UNIT].
     #[arg(long, value_name = "DTYPE")]
     pub dtype: String,
     #[command(flatten)]

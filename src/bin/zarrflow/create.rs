@@ -64,7 +64,7 @@ pub async fn run(args: CreateArgs) -> Result<()> {
     check_data_type_name(&args.dtype)?;
     let mut spec = ArraySpec::new(shape, &args.dtype);
     let data_type = data_type_of(&spec.data_type)?;
-    let variable = spec.dtype().filter(zarrflow::DataType::is_variable_length);
+    let variable = spec.dtype().filter(zarrflow::DataType::is_text);
     // a variable-length type's codecs take no element size (blosc's typesize: 1)
     let size = data_type.fixed_size().unwrap_or(1);
     spec = apply_layout(spec, &args.layout, size)?;

@@ -31,12 +31,12 @@ pub async fn run(args: GetArgs) -> Result<()> {
         let explain = view.explain_read().await?;
         return crate::select::print_explain(&explain, &explain, args.json);
     }
-    if array.data_type().is_variable_length() {
+    if array.data_type().is_text() {
         return match &args.output {
             Some(path) => {
                 check_result_size(
                     &view.shape(),
-                    crate::vlen::HANDLE_BYTES,
+                    crate::vlen::HANDLE_BYTES.max(array.data_type().size()),
                     args.limits.max_bytes,
                 )?;
                 let (ty, data) = crate::vlen::npy_data(&view).await?;

@@ -259,7 +259,7 @@ pub fn check_data_type_name(name: &str) -> Result<zarrflow::DataType> {
 
 /// The data type of `--dtype` (given to `ArraySpec::new`), with a one-line error naming it.
 pub fn data_type_of(meta: &MetadataV3) -> Result<DataType> {
-    DataType::from_metadata(meta).map_err(|e| {
+    zarrflow::metadata::fixed_text::zarrs_data_type(meta).map_err(|e| {
         CliError::usage(format!(
             "unsupported data type `{}`: {e}",
             quoted(meta.name())

@@ -25,7 +25,7 @@ pub async fn run(args: SetArgs) -> Result<()> {
     let target = view.shape();
     let data_type = array.data_type();
     match (&args.from, &args.value) {
-        (Some(path), _) if data_type.is_variable_length() => {
+        (Some(path), _) if data_type.is_text() => {
             let check = |h: &NpyHeader| crate::vlen::check_npy_header(h, path, data_type, &target);
             let file = crate::input::read_npy(path, check, args.limits.max_bytes)?;
             let values = crate::vlen::file_values(&file, path)?;
@@ -33,7 +33,7 @@ pub async fn run(args: SetArgs) -> Result<()> {
                 .await
                 .map_err(|e| e.context(format!("--from {}", quoted_path(path))))?;
         }
-        (None, Some(value)) if data_type.is_variable_length() => {
+        (None, Some(value)) if data_type.is_text() => {
             let v = crate::vlen::parse_value(data_type, value).map_err(|e| e.context("--value"))?;
             crate::vlen::write_values(&view, vec![v], &[]).await?;
         }

@@ -1,5 +1,5 @@
-//! Variable-length arrays (`string`, `bytes`) on the command line: printing, `.npy` files
-//! (`<U n` / `|S n`, never pickled objects) and values given as text.
+//! Text arrays (`string`, `bytes`, and the fixed-width `<U n` / `|S n`) on the command line:
+//! printing, `.npy` files (`<U n` / `|S n`, never pickled objects) and values given as text.
 //!
 //! A `bytes` element is shown as a JSON string of one character per byte: printable ASCII as
 //! itself, every other byte as `\u00XX` (its value), so `"a\u00ff"` is the two bytes 0x61
@@ -25,7 +25,7 @@ pub const HANDLE_BYTES: usize = 8;
 /// The elements of `view` (a `string` or `bytes` array) as byte strings.
 pub async fn read_elements(view: &ArrayView) -> Result<Vec<Vec<u8>>> {
     Ok(match view.array().data_type() {
-        DataType::String => view
+        t if t.is_unicode() => view
             .read_vlen::<String>()
             .await?
             .into_iter()
@@ -37,7 +37,7 @@ pub async fn read_elements(view: &ArrayView) -> Result<Vec<Vec<u8>>> {
 
 /// One element as printed: a JSON string (see the module's documentation for bytes).
 pub fn format_element(data_type: DataType, value: &[u8]) -> String {
-    if data_type == DataType::String {
+    if data_type.is_unicode() {
         let text = String::from_utf8_lossy(value);
         return serde_json::to_string(&text).unwrap_or_default();
     }
@@ -61,7 +61,7 @@ pub fn parse_value(data_type: DataType, text: &str) -> Result<Vec<u8>> {
         Ok(serde_json::Value::String(s)) => s,
         _ => text.to_string(),
     };
-    if data_type == DataType::String {
+    if data_type.is_unicode() {
         return Ok(content.into_bytes());
     }
     content
@@ -81,7 +81,19 @@ pub fn parse_value(data_type: DataType, text: &str) -> Result<Vec<u8>> {
 pub fn fill_value_json(data_type: DataType, text: &str) -> Result<serde_json::Value> {
     let bytes = parse_value(data_type, text)?;
     Ok(match data_type {
-        DataType::String => serde_json::Value::from(String::from_utf8_lossy(&bytes).as_ref()),
+        t if t.is_unicode() => serde_json::Value::from(String::from_utf8_lossy(&bytes).as_ref()),
+        // zarr-python's form: base64 text of the value without its trailing NULs
+        DataType::FixedBytes { len } => {
+            use base64::Engine;
+            if bytes.len() > len as usize {
+                return Err(CliError::usage(format!(
+                    "the fill value is {} bytes long, more than {data_type} holds",
+                    bytes.len()
+                )));
+            }
+            let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+            serde_json::Value::from(base64::engine::general_purpose::STANDARD.encode(&bytes[..end]))
+        }
         _ => serde_json::Value::from(bytes),
     })
 }
@@ -105,10 +117,15 @@ pub async fn print_view(view: &ArrayView, full: bool, max_bytes: u64) -> Result<
 }
 
 /// The `.npy` form of the values of `view`: `<U{most characters}` for strings,
-/// `|S{longest}` for bytes.
+/// `|S{longest}` for bytes, and a fixed-width array's own `<U n` / `|S n`.
 pub async fn npy_data(view: &ArrayView) -> Result<(npy::NpyType, Vec<u8>)> {
+    let data_type = view.array().data_type();
+    if !data_type.is_variable_length() {
+        // a fixed-width type's elements are already NumPy's, at the array's width
+        return Ok((npy::NpyType::of(data_type), view.read_bytes().await?));
+    }
     let values = read_elements(view).await?;
-    let kind = match view.array().data_type() {
+    let kind = match data_type {
         DataType::String => NpyKind::Unicode,
         _ => NpyKind::Bytes,
     };
@@ -124,9 +141,9 @@ pub fn check_npy_header(
     data_type: DataType,
     target: &[u64],
 ) -> Result<()> {
-    let want = match data_type {
-        DataType::String => NpyKind::Unicode,
-        _ => NpyKind::Bytes,
+    let want = match data_type.is_unicode() {
+        true => NpyKind::Unicode,
+        false => NpyKind::Bytes,
     };
     if header.descr.ty.kind() != want {
         return Err(CliError::usage(format!(
@@ -160,7 +177,7 @@ pub async fn write_values(view: &ArrayView, values: Vec<Vec<u8>>, shape: &[u64])
     let shape: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
     let bad_shape = |e: ndarray::ShapeError| CliError::new(format!("internal error: {e}"));
     match view.array().data_type() {
-        DataType::String => {
+        t if t.is_unicode() => {
             let strings = values
                 .into_iter()
                 .map(|v| {

@@ -1,0 +1,117 @@
+//! zarrs' view of the fixed-width text types and their fill values.
+//!
+//! zarrs 0.23 implements `fixed_length_utf32` (NumPy `<U n`) but not zarr-python's
+//! `null_terminated_bytes` (NumPy `|S n`). Its elements are `n` plain bytes, so its codec
+//! chain is the one of the raw type `r{8n}`; only the fill value differs: zarr-python writes
+//! it as base64 text of the value without its trailing NULs (`""` for all zeros), in v2 and
+//! v3 alike. Every place that builds zarrs' data type or fill value from a document goes
+//! through these functions.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use zarrs::array::{DataType as ZarrsDataType, FillValue};
+use zarrs::metadata::FillValueMetadata;
+use zarrs::metadata::v3::MetadataV3;
+
+use super::DataType;
+
+/// The `len` of a `null_terminated_bytes` data type field.
+fn fixed_bytes_len(meta: &MetadataV3) -> Option<usize> {
+    match DataType::from_metadata(meta) {
+        Some(DataType::FixedBytes { len }) => Some(len as usize),
+        _ => None,
+    }
+}
+
+/// zarrs' data type of a v3 `data_type` field (`r{8n}` for `null_terminated_bytes`).
+pub fn zarrs_data_type(meta: &MetadataV3) -> Result<ZarrsDataType, String> {
+    match fixed_bytes_len(meta) {
+        Some(len) => ZarrsDataType::from_metadata(&MetadataV3::new(format!("r{}", len * 8))),
+        None if meta.name() == "null_terminated_bytes" => {
+            return Err(
+                "its configuration must be {\"length_bytes\": N}, N from 1 to 1 MiB".into(),
+            );
+        }
+        None => ZarrsDataType::from_metadata(meta),
+    }
+    .map_err(|e| e.to_string())
+}
+
+/// The fill value of `fill` for the data type field `meta` (zarrs' type `data_type`); `None`
+/// when it is not one of that type's.
+pub fn fill_value(
+    meta: &MetadataV3,
+    data_type: &ZarrsDataType,
+    fill: &FillValueMetadata,
+) -> Option<FillValue> {
+    let Some(len) = fixed_bytes_len(meta) else {
+        return data_type.fill_value_v3(fill).ok();
+    };
+    let text = serde_json::to_value(fill).ok()?;
+    let mut bytes = STANDARD.decode(text.as_str()?).ok()?;
+    if bytes.len() > len {
+        return None;
+    }
+    bytes.resize(len, 0);
+    Some(FillValue::new(bytes))
+}
+
+/// The metadata form of `fill` for the data type field `meta` (zarrs' type `data_type`).
+pub fn fill_value_metadata(
+    meta: &MetadataV3,
+    data_type: &ZarrsDataType,
+    fill: &FillValue,
+) -> Option<FillValueMetadata> {
+    if fixed_bytes_len(meta).is_none() {
+        return data_type.metadata_fill_value(fill).ok();
+    }
+    let bytes = fill.as_ne_bytes();
+    let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+    Some(FillValueMetadata::from(
+        STANDARD.encode(&bytes[..end]).as_str(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn null_terminated_bytes_are_raw_bytes_with_base64_fill_values() {
+        let meta = DataType::FixedBytes { len: 4 }.to_metadata();
+        let dt = zarrs_data_type(&meta).unwrap();
+        assert_eq!(dt.fixed_size(), Some(4));
+        let parse = |v: serde_json::Value| {
+            fill_value(&meta, &dt, &serde_json::from_value(v).unwrap())
+                .map(|f| f.as_ne_bytes().to_vec())
+        };
+        assert_eq!(parse("".into()), Some(vec![0; 4]));
+        assert_eq!(parse("YWI=".into()), Some(b"ab\0\0".to_vec()));
+        assert_eq!(parse("YWJjZGU=".into()), None, "5 bytes");
+        assert_eq!(parse("not base64!".into()), None);
+        assert_eq!(parse(serde_json::json!([0, 0, 0, 0])), None);
+        let fill = FillValue::new(b"ab\0\0".to_vec());
+        let back = fill_value_metadata(&meta, &dt, &fill).unwrap();
+        assert_eq!(serde_json::to_value(back).unwrap(), "YWI=");
+        let bad = serde_json::from_value::<MetadataV3>(
+            serde_json::json!({"name": "null_terminated_bytes", "configuration": {}}),
+        )
+        .unwrap();
+        assert!(zarrs_data_type(&bad).is_err());
+    }
+
+    #[test]
+    fn fixed_length_utf32_is_zarrs_own() {
+        let meta = DataType::FixedString { chars: 3 }.to_metadata();
+        let dt = zarrs_data_type(&meta).unwrap();
+        assert_eq!(dt.fixed_size(), Some(12));
+        let fill = fill_value(&meta, &dt, &FillValueMetadata::from("ab")).unwrap();
+        let units: Vec<u32> = fill
+            .as_ne_bytes()
+            .chunks(4)
+            .map(|u| u32::from_ne_bytes(u.try_into().unwrap()))
+            .collect();
+        assert_eq!(units, [97, 98, 0]);
+        assert!(fill_value(&meta, &dt, &FillValueMetadata::from("abcd")).is_none());
+    }
+}
