@@ -622,6 +622,11 @@ async fn write_shard(
         );
         Ok(shard.finish()?)
     })?;
+    // The encode ran inside this poll (it borrows the caller's values): yield before the
+    // PUT, so that a caller polling many shard writes at once (`buffer_unordered`) gets
+    // control back after a few encodes rather than after all in flight (the Python
+    // module checks for Ctrl-C between polls).
+    tokio::task::yield_now().await;
     commit(shared, key, encoded, before, verify).await
 }
 
