@@ -112,9 +112,10 @@ where
 /// Runs a library future to completion on the process's runtime with the GIL released, so
 /// other Python threads run during its I/O and decoding. Its error becomes the matching
 /// zarrflow exception; a panic becomes `zarrflow.InternalError` and never unwinds into
-/// Python. On the main thread a signal handler that raises (Ctrl-C) ends it within
-/// [`SIGNAL_TICK`] with that exception; a write interrupted so has written some of its
-/// shards or chunks (each whole or not at all), as one that fails.
+/// Python. On the main thread a signal handler that raises (Ctrl-C) ends it with that
+/// exception at the first poll after a [`SIGNAL_TICK`] (work done inside one poll of the
+/// library's future, such as a write's shard encodes, delays it); a write interrupted so
+/// has written some of its shards or chunks (each whole or not at all), as one that fails.
 pub fn run<F, T>(py: Python<'_>, future: F) -> PyResult<T>
 where
     F: Future<Output = Result<T, ArrayError>> + Send,

@@ -110,3 +110,46 @@ def test_an_interrupted_read_raises_and_the_module_keeps_working(slow_array):
     assert time.monotonic() - start < 2.0
     assert np.array_equal(a[100:120], values[100:120])
     assert np.array_equal(zarrflow.open(url)[8:12], values[8:12])
+
+
+WRITER = """
+import sys, numpy as np, zarrflow
+a = zarrflow.open(sys.argv[1], mode="r+")
+values = [np.full(a.shape, k, dtype=a.dtype) for k in (1, 2)]
+print("writing", flush=True)
+n = 0
+while True:  # rewrites the whole array, alternately all 1s and all 2s, until interrupted
+    a[...] = values[n % 2]
+    n += 1
+"""
+
+
+def test_sigint_during_writes_is_keyboard_interrupt_and_each_shard_is_whole(tmp_url):
+    # 32 MiB of int64 in 16 shards of 64 inner chunks: each write encodes 16 shards on the
+    # calling thread; the writer spends nearly all its time inside them
+    url = tmp_url()
+    zarrflow.create(url, shape=(2048, 2048), dtype="int64", shards=(512, 512), chunks=(64, 64))
+    child = subprocess.Popen(
+        [sys.executable, "-c", WRITER, url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout.readline() == "writing\n"
+        time.sleep(1.5)
+        assert child.poll() is None
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+        elapsed = time.monotonic() - sent
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert "KeyboardInterrupt" in err, err
+    assert child.returncode == -signal.SIGINT, (child.returncode, err)
+    assert elapsed < 1.5, f"KeyboardInterrupt came {elapsed:.2f} s after SIGINT"
+    # every shard holds one write's values (all 1s or all 2s; all 0s, the fill value, if
+    # no write reached it yet): none was torn
+    stored = zarrflow.open(url)[...]
+    shards = stored.reshape(4, 512, 4, 512).transpose(0, 2, 1, 3).reshape(16, -1)
+    for i, shard in enumerate(shards):
+        assert shard.min() == shard.max() and shard[0] in (0, 1, 2), (i, np.unique(shard))
