@@ -416,3 +416,133 @@ async fn a_retry_after_a_lost_response_keeps_another_writers_newer_write() {
          probed; each capped), shard, shard again; one PUT"
     );
 }
+
+/// Forwards everything to `inner`; before each of its first `interfere` PUTs another writer
+/// rewrites that object (a new version with the same bytes), so a conditional PUT finds it
+/// changed. Counts the PUTs that reach it.
+struct RewrittenBeforeEachPut {
+    inner: Arc<dyn ObjectStore>,
+    interfere: std::sync::atomic::AtomicUsize,
+    puts: std::sync::atomic::AtomicUsize,
+}
+
+impl std::fmt::Debug for RewrittenBeforeEachPut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RewrittenBeforeEachPut")
+    }
+}
+
+impl std::fmt::Display for RewrittenBeforeEachPut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RewrittenBeforeEachPut")
+    }
+}
+
+#[async_trait::async_trait]
+impl ObjectStore for RewrittenBeforeEachPut {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        use object_store::ObjectStoreExt;
+        use std::sync::atomic::Ordering::SeqCst;
+        self.puts.fetch_add(1, SeqCst);
+        let left = self.interfere.load(SeqCst);
+        if left > 0 {
+            self.interfere.store(left - 1, SeqCst);
+            let current = self.inner.get(location).await?.bytes().await?;
+            self.inner.put(location, current.into()).await?;
+        }
+        self.inner.put_opts(location, payload, opts).await
+    }
+    async fn get_opts(&self, l: &Path, o: GetOptions) -> object_store::Result<GetResult> {
+        self.inner.get_opts(l, o).await
+    }
+    fn delete_stream(
+        &self,
+        l: BoxStream<'static, object_store::Result<Path>>,
+    ) -> BoxStream<'static, object_store::Result<Path>> {
+        self.inner.delete_stream(l)
+    }
+    fn list(&self, p: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.inner.list(p)
+    }
+    async fn list_with_delimiter(&self, p: Option<&Path>) -> object_store::Result<ListResult> {
+        self.inner.list_with_delimiter(p).await
+    }
+    async fn put_multipart_opts(
+        &self,
+        l: &Path,
+        o: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        self.inner.put_multipart_opts(l, o).await
+    }
+    async fn copy_opts(&self, f: &Path, t: &Path, o: CopyOptions) -> object_store::Result<()> {
+        self.inner.copy_opts(f, t, o).await
+    }
+    async fn rename_opts(&self, f: &Path, t: &Path, o: RenameOptions) -> object_store::Result<()> {
+        self.inner.rename_opts(f, t, o).await
+    }
+}
+
+#[tokio::test]
+async fn conflict_attempts_bound_the_attempts_of_a_write_that_keeps_losing() {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    // (attempts, PUTs that lose, whether the write succeeds, PUTs sent)
+    for (attempts, losing, succeeds, puts) in [
+        (1, 1, false, 1),
+        (3, 3, false, 3),
+        (3, 2, true, 3),
+        (32, 5, true, 6),
+    ] {
+        let base: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        one_shard_array(&over(base.clone()), false).await;
+        let wrapper = Arc::new(RewrittenBeforeEachPut {
+            inner: base.clone(),
+            interfere: AtomicUsize::new(losing),
+            puts: AtomicUsize::new(0),
+        });
+        let store = over(wrapper.clone());
+        let options = if attempts == 32 {
+            ArrayOptions::default()
+        } else {
+            ArrayOptions::default().with_conflict_attempts(attempts)
+        };
+        assert_eq!(options.conflict_attempts(), attempts);
+        let a = Array::open_in(&store, &StoreKey::new("a").unwrap(), options)
+            .await
+            .unwrap();
+        let result = a.view().get(&sel![1, 1]).unwrap().write_scalar(9u16).await;
+        assert_eq!(
+            wrapper.puts.load(SeqCst),
+            puts,
+            "attempts {attempts}, losing {losing}"
+        );
+        if succeeds {
+            result.unwrap();
+            assert_eq!(cells(&over(base)).await, expected(false));
+        } else {
+            match result {
+                Err(ArrayError::Store(StoreError::Precondition { url })) => {
+                    assert!(url.ends_with("a/c/0/0"), "{url}")
+                }
+                other => panic!("attempts {attempts}: expected a conflict, got {other:?}"),
+            }
+            let mut before = vec![0u16; 16];
+            before[0] = 5;
+            assert_eq!(
+                cells(&over(base)).await,
+                before,
+                "a failed write stores nothing"
+            );
+        }
+    }
+    assert_eq!(
+        ArrayOptions::default()
+            .with_conflict_attempts(0)
+            .conflict_attempts(),
+        1
+    );
+}

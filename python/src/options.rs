@@ -55,6 +55,14 @@ impl Options {
                     "verify_checksums" => array = array.with_verify_checksums(flag()?),
                     "store_empty_chunks" => array = array.with_store_empty_chunks(flag()?),
                     "max_metadata_bytes" => array = array.with_max_metadata_bytes(count()?),
+                    "conflict_attempts" => {
+                        let n = value
+                            .extract::<u64>()
+                            .ok()
+                            .filter(|n| *n >= 1)
+                            .ok_or_else(|| bad("an integer >= 1"))?;
+                        array = array.with_conflict_attempts(n as usize)
+                    }
                     "concurrency" => store = store.with_concurrency(count()? as usize),
                     "suffix_requests" => store = store.with_suffix_requests(flag()?),
                     "fsync" => store = store.with_fsync(flag()?),

@@ -105,3 +105,52 @@ def test_forked_children_get_their_own_runtime(tmp_url):
     assert queue.get(timeout=10) == 1 + 42 + 1 + 1
     assert queue.get(timeout=10) == 7
     assert list(a[:]) == [1, 42, 7, 1]
+
+
+def _wait_or_kill(pid: int, timeout: float) -> int | None:
+    """The exit status of child `pid`, or None (after killing it) if it ran past `timeout`."""
+    import os
+    import signal
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return None
+
+
+def test_a_child_forked_after_its_parent_decoded_decodes(tmp_url):
+    # The parent reads and writes sharded data, which runs planning and copies on the CPU
+    # pool; a child forked afterwards (plain os.fork, as multiprocessing's "fork" start
+    # method and many servers do) reads, writes and reads again. Before the pool was the
+    # module's own, rebuilt in the child, the child's first sharded read waited forever for
+    # the parent's pool threads, which a forked child does not have.
+    import os
+
+    url = tmp_url()
+    shape = (256, 256)
+    values = np.arange(np.prod(shape), dtype=np.int64).reshape(shape)
+    a = zarrflow.create(url, shape=shape, dtype="int64", shards=(64, 64), chunks=(16, 16))
+    a[...] = values
+    assert np.array_equal(a[...], values)
+    assert np.array_equal(a.vindex[np.arange(256), np.arange(256)], np.diag(values))
+    for _ in range(2):  # a child of a parent that forked before, too
+        pid = os.fork()
+        if pid == 0:
+            code = 3
+            try:
+                child = zarrflow.open(url, mode="r+")
+                ok = np.array_equal(child[...], values) and np.array_equal(a[3:200:7, ::9], values[3:200:7, ::9])
+                child[10:20, 5:70] = -1
+                ok = ok and int((child[...] == -1).sum()) == 10 * 65
+                child[10:20, 5:70] = values[10:20, 5:70]
+                code = 0 if ok else 1
+            finally:
+                os._exit(code)
+        assert _wait_or_kill(pid, 120) == 0, "the forked child failed or hung"
+        assert np.array_equal(a[...], values)

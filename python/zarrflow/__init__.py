@@ -645,7 +645,9 @@ def open(url: str, mode: str = "r", **store_options: Any) -> Array | Group:  # n
     ``decode_threads``, ``index_cache_bytes``, ``verify_checksums``, ``store_empty_chunks``,
     ``max_metadata_bytes``, ``concurrency``, ``suffix_requests``, ``fsync``,
     ``max_retries``, ``retry_timeout`` (seconds), ``coalesce_max_gap``,
-    ``coalesce_max_request_bytes``; any other is passed to the object store
+    ``coalesce_max_request_bytes``, ``conflict_attempts`` (attempts of a conditional write
+    that keeps losing races with other writers before :class:`ConflictError`; default 32,
+    1 for none again); any other is passed to the object store
     (``aws_endpoint="http://127.0.0.1:9000"``, ``aws_allow_http=True``, ``aws_region=...``).
 
     Example::

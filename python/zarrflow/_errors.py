@@ -80,8 +80,10 @@ class ReadOnlyError(StoreError, PermissionError):
 
 
 class ConflictError(StoreError):
-    """A conditional write that kept losing to concurrent writers until its retries ran
-    out, or a metadata update that found the metadata changed: re-open and try again."""
+    """A conditional write that kept losing to concurrent writers until its attempts ran
+    out (``conflict_attempts``, 32 by default; the shard or chunk named by ``url`` kept its
+    other writer's version, shards already written keep the new values), or a metadata
+    update that found the metadata changed: re-open and try again."""
 
 
 class CorruptDataError(ZarrflowError, OSError):

@@ -97,6 +97,7 @@ pub struct ArrayOptions {
     verify_checksums: bool,
     max_metadata_bytes: u64,
     zarr_format: Option<ZarrFormat>,
+    conflict_attempts: usize,
 }
 
 impl Default for ArrayOptions {
@@ -109,6 +110,7 @@ impl Default for ArrayOptions {
             verify_checksums: true,
             max_metadata_bytes: crate::metadata::DEFAULT_MAX_METADATA_BYTES,
             zarr_format: None,
+            conflict_attempts: retry::MAX_CONFLICT_ATTEMPTS,
         }
     }
 }
@@ -197,6 +199,20 @@ impl ArrayOptions {
     /// before more is read (`MetadataError::TooLarge`).
     pub fn with_max_metadata_bytes(mut self, bytes: u64) -> Self {
         self.max_metadata_bytes = bytes;
+        self
+    }
+
+    /// Attempts of a conditional write of one shard (or chunk) that keeps losing races with
+    /// concurrent writers, before it gives up with `StoreError::Precondition` (32 by
+    /// default; see docs/reliability.md).
+    pub fn conflict_attempts(&self) -> usize {
+        self.conflict_attempts
+    }
+
+    /// Sets the attempts of a conditional write that loses races (at least 1: 1 means no
+    /// retry, the first conflict is the error).
+    pub fn with_conflict_attempts(mut self, n: usize) -> Self {
+        self.conflict_attempts = n.max(1);
         self
     }
 

@@ -1,26 +1,78 @@
 //! Where CPU work runs: the one place that moves work off the async runtime.
 //!
-//! - [`on_cpu_pool`]: owned CPU work (planning) as a job of rayon's pool, awaited.
+//! - [`on_cpu_pool`]: owned CPU work (planning) as a job of the CPU pool, awaited.
 //! - [`on_blocking`]: owned work that may block (decodes reading a local file, encodes) on
 //!   tokio's blocking pool, behind a [`DecodeGate`] when one bounds how many run at once.
-//! - [`run_parallel`]: work that borrows the caller's values runs inside the call, handing
-//!   the worker thread over (`block_in_place`) on a multi-threaded runtime.
+//! - [`run_parallel`]: work that borrows the caller's values runs on the CPU pool while the
+//!   caller waits, handing the worker thread over (`block_in_place`) on a multi-threaded
+//!   runtime.
 //!
 //! Each runs inside the caller's tracing span. A panic in any of them becomes
 //! [`ArrayError::Task`] with the panic or join error kept.
+//!
+//! The CPU pool ([`cpu_pool`]) is a rayon pool of the library's own, not rayon's global one,
+//! and belongs to the process that built it: a child made by `fork` has none of its
+//! parent's threads, so the first use in the child builds a new pool (the parent's is
+//! leaked there, never dropped). With rayon's global pool, which cannot be rebuilt, a child
+//! forked after its parent had used it waited forever on its first parallel job.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::error::{ArrayError, Result};
 use super::gate::DecodeGate;
 
-/// Runs CPU work on rayon's pool and waits for its result.
+/// The CPU pool and the process that built it.
+struct ProcessPool {
+    pid: u32,
+    pool: Arc<rayon::ThreadPool>,
+}
+
+static CPU_POOL: Mutex<Option<ProcessPool>> = Mutex::new(None);
+
+/// The CPU pool of this process (one thread per core), built on first use and again in a
+/// forked child. `None` when its threads cannot be started: the caller then works on its
+/// own thread.
+pub(crate) fn cpu_pool() -> Option<Arc<rayon::ThreadPool>> {
+    let pid = std::process::id();
+    let mut slot = CPU_POOL.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(current) = slot.as_ref()
+        && current.pid == pid
+    {
+        return Some(current.pool.clone());
+    }
+    if let Some(inherited) = slot.take() {
+        // The parent's pool: its threads are not in this process.
+        std::mem::forget(inherited.pool);
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("zarrflow-cpu-{i}"))
+        .build()
+        .map(Arc::new);
+    match pool {
+        Ok(pool) => {
+            *slot = Some(ProcessPool {
+                pid,
+                pool: pool.clone(),
+            });
+            Some(pool)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot start the CPU pool: working on the calling thread");
+            None
+        }
+    }
+}
+
+/// Runs CPU work on the CPU pool and waits for its result.
 pub(crate) async fn on_cpu_pool<T: Send + 'static>(
     f: impl FnOnce() -> Result<T> + Send + 'static,
 ) -> Result<T> {
+    let Some(pool) = cpu_pool() else {
+        return f();
+    };
     let (tx, rx) = tokio::sync::oneshot::channel();
     let span = tracing::Span::current();
-    rayon::spawn(move || {
+    pool.spawn(move || {
         let _entered = span.enter();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
             .unwrap_or_else(|_| Err(ArrayError::task("a planning job panicked", None)));
@@ -60,13 +112,17 @@ pub(crate) fn on_multi_thread_runtime() -> bool {
         .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
 }
 
-/// Runs CPU work that borrows the caller's values: on a multi-threaded runtime the worker
-/// thread is handed over for the duration (`block_in_place`), so other tasks keep running;
-/// the work itself fans out on rayon's pool.
-pub(crate) fn run_parallel<T>(f: impl FnOnce() -> T) -> T {
+/// Runs CPU work that borrows the caller's values on the CPU pool (so that its parallel
+/// iterators and scopes fan out there): on a multi-threaded runtime the worker thread is
+/// handed over for the duration (`block_in_place`), so other tasks keep running.
+pub(crate) fn run_parallel<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    let in_pool = move || match cpu_pool() {
+        Some(pool) => pool.install(f),
+        None => f(),
+    };
     if on_multi_thread_runtime() {
-        tokio::task::block_in_place(f)
+        tokio::task::block_in_place(in_pool)
     } else {
-        f()
+        in_pool()
     }
 }

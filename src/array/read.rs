@@ -34,7 +34,7 @@ use super::cache::{Cached, read_index};
 use super::error::{ArrayError, Result};
 use super::gate::DecodeGate;
 use super::planned::Planned;
-use super::pool::{on_blocking, on_cpu_pool, on_multi_thread_runtime};
+use super::pool::{on_blocking, on_cpu_pool, on_multi_thread_runtime, run_parallel};
 use super::retry::{MAX_CONFLICT_ATTEMPTS, backoff};
 use super::scatter::Kernel;
 use super::{ShardLayout, Shared, inner_chunk_index};
@@ -365,10 +365,10 @@ fn copy_batch(
             g.1.push((lo, piece, ops));
         }
     }
-    // The groups run as jobs of rayon's pool (no thread started per round); the scope
+    // The groups run as jobs of the CPU pool (no thread started per round); the scope
     // ends before this function returns, so nothing outlives the borrow of `out`.
     let mut results: Vec<Result<()>> = groups.iter().map(|_| Ok(())).collect();
-    tokio::task::block_in_place(|| {
+    run_parallel(|| {
         rayon::scope(|scope| {
             for ((_, pieces), result) in groups.into_iter().zip(results.iter_mut()) {
                 if pieces.is_empty() {

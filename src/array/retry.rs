@@ -8,7 +8,8 @@
 //! `2^attempt` ms (capped at [`MAX_BACKOFF_MS`]) so that competing writers stop colliding.
 
 /// Attempts of an operation that keeps losing races before it gives up with the conflict
-/// (`Precondition`). Sixteen writers arriving at one shard at once can make the unluckiest
+/// (`Precondition`): the default of `ArrayOptions::with_conflict_attempts` for writes, and
+/// the bound of a partial shard read's index re-reads. Sixteen writers arriving at one shard at once can make the unluckiest
 /// lose about as many races as there are writers (observed: up to 16 with 16 processes on
 /// moto, `reliability_processes`), so the budget is twice that.
 pub(crate) const MAX_CONFLICT_ATTEMPTS: usize = 32;

@@ -42,7 +42,7 @@ use crate::store::{ObjectVersion, PutMode, StoreError, StoreKey};
 use super::error::{ArrayError, Result};
 use super::inner_targets::{INNER_BATCH, InnerTarget, InnerTargets};
 use super::pool::{on_blocking, run_parallel};
-use super::retry::{MAX_CONFLICT_ATTEMPTS, MAX_UNKNOWN_OUTCOME_RETRIES, backoff};
+use super::retry::{MAX_UNKNOWN_OUTCOME_RETRIES, backoff};
 use super::scatter::Kernel;
 use super::{ShardLayout, Shared};
 
@@ -362,7 +362,7 @@ async fn write_target(
     // after a conflict or an unknown outcome, an earlier attempt's bytes may be stored
     let mut verify = false;
     let mut unknown_outcomes = 0;
-    for attempt in 0..MAX_CONFLICT_ATTEMPTS {
+    for attempt in 0..shared.options.conflict_attempts {
         let span = tracing::debug_span!("write_target", key = %key, attempt = attempt + 1);
         let outcome = match &shared.shards {
             Some(layout) if layout.partial_reads => {
@@ -622,6 +622,11 @@ async fn write_shard(
         );
         Ok(shard.finish()?)
     })?;
+    // The encode ran inside this poll (it borrows the caller's values): yield before the
+    // PUT, so that a caller polling many shard writes at once (`buffer_unordered`) gets
+    // control back after a few encodes rather than after all in flight (the Python
+    // module checks for Ctrl-C between polls).
+    tokio::task::yield_now().await;
     commit(shared, key, encoded, before, verify).await
 }
 
