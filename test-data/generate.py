@@ -463,11 +463,18 @@ V2_DOCS = (".zarray", ".zattrs", ".zgroup")
 
 def v2_as_entry_meta(path: Path) -> dict:
     """The manifest fields of a Zarr v2 array, from its .zarray: the data type by its v3 name
-    (NumPy's name of the dtype: big-endian ">i2" is "int16"), the v2 key encoding."""
+    (NumPy's name of the dtype: big-endian ">i2" is "int16"; a time type's v3 object, as
+    zarr-python writes `numpy.datetime64` in v3), the v2 key encoding."""
     z = json.loads((path / ".zarray").read_text())
+    dt = np.dtype(z["dtype"]) if isinstance(z["dtype"], str) else None
+    data_type = np.dtype(z["dtype"]).name
+    if dt is not None and dt.kind in "Mm":
+        unit, scale = np.datetime_data(dt)
+        data_type = {"name": "numpy.datetime64" if dt.kind == "M" else "numpy.timedelta64",
+                     "configuration": {"unit": unit, "scale_factor": scale}}
     return {
         "dtype": z["dtype"],
-        "data_type": np.dtype(z["dtype"]).name,
+        "data_type": data_type,
         "shape": z["shape"],
         "fill_value": z["fill_value"],
         "chunk_key_encoding": {"name": "v2", "configuration": {"separator": z.get("dimension_separator", ".")}},

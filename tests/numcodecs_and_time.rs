@@ -361,3 +361,41 @@ async fn arrays_zarrflow_writes_with_numcodecs_and_time_types_read_exactly_in_za
     let checked = stdout.lines().filter(|l| l.contains(": OK")).count();
     assert_eq!(checked, n_cases, "{stdout}");
 }
+
+/// A byte flipped in a chunk of zarr-python's `numcodecs.crc32c`, `numcodecs.adler32` (the
+/// checksum first, numcodecs' default, and last) and `numcodecs.fletcher32` fixtures is a
+/// decode error for that chunk, never values.
+#[tokio::test]
+async fn corrupted_checksummed_chunks_are_errors() {
+    let (dir, _) = test_data().unwrap();
+    for name in ["crc32c", "adler32", "adler32_end", "fletcher32"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = dir.join(format!("fixtures/zarr-python/numcodecs_{name}"));
+        let dst = tmp.path().join("a");
+        std::fs::create_dir_all(dst.join("c/1")).unwrap();
+        std::fs::copy(src.join("zarr.json"), dst.join("zarr.json")).unwrap();
+        let mut chunk = std::fs::read(src.join("c/1/1")).unwrap();
+        let mid = chunk.len() / 2;
+        chunk[mid] ^= 0x10;
+        std::fs::write(dst.join("c/1/1"), &chunk).unwrap();
+        let store = Store::open(tmp.path().to_str().unwrap(), StoreOptions::default()).unwrap();
+        let a = Array::open_in(&store, &key("a"), ArrayOptions::default())
+            .await
+            .unwrap();
+        let e = a
+            .view()
+            .get(&Selection::parse("4:8, 3:6").unwrap())
+            .unwrap()
+            .read_bytes()
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("c/1/1"), "{name}: {e}");
+        // the chunks left as they were still read (absent ones as the fill value)
+        a.view()
+            .get(&Selection::parse("0:4, 0:3").unwrap())
+            .unwrap()
+            .read_bytes()
+            .await
+            .unwrap();
+    }
+}
