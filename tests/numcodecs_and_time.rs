@@ -151,7 +151,7 @@ fn time_value(i: u64) -> Vec<u8> {
         3 => i64::MIN,
         5 => i64::MAX,
         7 => i64::MIN + 1,
-        _ => (i as i64 * 1_000_000_007 - 40_000_000_000) * if i % 2 == 0 { 1 } else { -1 },
+        _ => (i as i64 * 1_000_000_007 - 40_000_000_000) * if i.is_multiple_of(2) { 1 } else { -1 },
     };
     v.to_ne_bytes().to_vec()
 }
