@@ -1570,6 +1570,8 @@ def gen_numcodecs_v3() -> None:
         ("bitround", f32, {"filters": [nc.BitRound(keepbits=6)], "compressors": [nc.Zlib(level=1)]},
          ["bitround", "zlib"]),
         ("zstd_in_shards", d16, {"shards": (8, 6), "compressors": [nc.Zstd(level=2)]}, ["zstd", "sharded"]),
+        # an array->bytes codec (the `pcodec` Python package, pinned in requirements.txt)
+        ("pcodec", f64, {"serializer": nc.PCodec(level=8), "compressors": None}, ["pcodec"]),
     ]:
         kwargs = dict(kwargs)
         if name == "bitround":
@@ -1597,10 +1599,10 @@ def gen_numcodecs_v3() -> None:
             "path": rel(path), "writer": ZP, "zarr_format": 3, "codec": codec, "error_contains": f"`{codec}`",
         })
     MANIFEST_DATA["not_produced"] += [
-        {"writer": ZP, "case": "numcodecs.pcodec, numcodecs.zfpy",
-         "reason": "zarrs 0.23 implements both behind its `pcodec` and `zfp` features, which zarrflow does not "
-                   "enable (zfp is a C library); the Python packages `pcodec` and `zfpy` are not in the pinned "
-                   "environment. An array with either is refused by name (the codec is unknown to the chain)"},
+        {"writer": ZP, "case": "numcodecs.zfpy",
+         "reason": "zarrs 0.23 implements it behind its `zfp` feature, which zarrflow does not enable (zfp is a "
+                   "C library); the Python package `zfpy` is not in the pinned environment. An array with it is "
+                   "refused by name (the codec is unknown to the chain)"},
     ]
 
 

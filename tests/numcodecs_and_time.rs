@@ -65,6 +65,7 @@ async fn numcodecs_fixtures_open_with_their_codecs_as_written() {
         "numcodecs.fixedscaleoffset",
         "numcodecs.fletcher32",
         "numcodecs.gzip",
+        "numcodecs.pcodec",
         "numcodecs.shuffle",
         "numcodecs.zlib",
         "numcodecs.zstd",
@@ -219,6 +220,12 @@ fn cases() -> Vec<Case> {
             CodecSpec::bytes(),
             CodecSpec::new("numcodecs.zstd", json!({"level": 1})),
         ]),
+        value: tenths_value,
+    });
+    out.push(Case {
+        name: "float64_pcodec".into(),
+        data_type: DataType::Float64,
+        spec: base("float64").codecs([CodecSpec::new("numcodecs.pcodec", json!({"level": 8}))]),
         value: tenths_value,
     });
     out.push(Case {
