@@ -40,6 +40,7 @@ if ZARR_VERSION != PINNED["zarr"] or TS_VERSION != PINNED["tensorstore"]:
         f"found zarr {ZARR_VERSION}, tensorstore {TS_VERSION}; run scripts/python-env.sh and use .venv/bin/python"
     )
 
+import numcodecs  # noqa: E402
 import numcodecs.gzip  # noqa: E402
 import tensorstore as ts  # noqa: E402
 import zarr  # noqa: E402
@@ -465,11 +466,18 @@ V2_DOCS = (".zarray", ".zattrs", ".zgroup")
 
 def v2_as_entry_meta(path: Path) -> dict:
     """The manifest fields of a Zarr v2 array, from its .zarray: the data type by its v3 name
-    (NumPy's name of the dtype: big-endian ">i2" is "int16"), the v2 key encoding."""
+    (NumPy's name of the dtype: big-endian ">i2" is "int16"; a time type's v3 object, as
+    zarr-python writes `numpy.datetime64` in v3), the v2 key encoding."""
     z = json.loads((path / ".zarray").read_text())
+    dt = np.dtype(z["dtype"]) if isinstance(z["dtype"], str) else None
+    data_type = np.dtype(z["dtype"]).name
+    if dt is not None and dt.kind in "Mm":
+        unit, scale = np.datetime_data(dt)
+        data_type = {"name": "numpy.datetime64" if dt.kind == "M" else "numpy.timedelta64",
+                     "configuration": {"unit": unit, "scale_factor": scale}}
     return {
         "dtype": z["dtype"],
-        "data_type": np.dtype(z["dtype"]).name,
+        "data_type": data_type,
         "shape": z["shape"],
         "fill_value": z["fill_value"],
         "chunk_key_encoding": {"name": "v2", "configuration": {"separator": z.get("dimension_separator", ".")}},
@@ -618,7 +626,7 @@ FULL = (Ellipsis,)
 
 
 def zp_array(relpath: str, data: np.ndarray, *, fill=0, chunks, writes=(FULL,), features=(), sel_chunk=None,
-             group_store=None, expected_path=None, **kwargs):
+             group_store=None, expected_path=None, must_read=("zarr", "tensorstore"), **kwargs):
     """Create an array with zarr.create_array and write `writes` regions of `data`."""
     path = FIXTURES / "zarr-python" / relpath
     if group_store is None:
@@ -633,7 +641,8 @@ def zp_array(relpath: str, data: np.ndarray, *, fill=0, chunks, writes=(FULL,), 
     feats = list(features)
     if len(writes) != 1 or writes[0] != FULL:
         feats.append("partially_written")
-    register_array(path, exp, ZP, features=feats, chunk_for_selections=sel_chunk or chunks, expected_path=expected_path)
+    register_array(path, exp, ZP, features=feats, chunk_for_selections=sel_chunk or chunks, expected_path=expected_path,
+                   must_read=must_read)
     return path
 
 
@@ -1279,8 +1288,9 @@ def read_region_0_4(path: Path, reader: str) -> str:
 
 
 def zp2_array(relpath: str, data: np.ndarray, *, fill=0, chunks, writes=(FULL,), features=(), group_store=None,
-              must_read=("zarr", "tensorstore"), **kwargs):
-    """A Zarr v2 array written by zarr-python (zarr.create_array(..., zarr_format=2))."""
+              must_read=("zarr", "tensorstore"), null_reads_as=0, **kwargs):
+    """A Zarr v2 array written by zarr-python (zarr.create_array(..., zarr_format=2)); missing
+    chunks of a null fill value read as `null_reads_as`."""
     path = FIXTURES / "zarr-python-v2" / relpath
     if group_store is None:
         a = zarr.create_array(store=str(path), shape=data.shape, dtype=data.dtype, chunks=chunks,
@@ -1290,7 +1300,7 @@ def zp2_array(relpath: str, data: np.ndarray, *, fill=0, chunks, writes=(FULL,),
                                      fill_value=fill, **kwargs)
     for w in writes:
         a[w] = data[w]
-    exp = regions_expected(data, 0 if fill is None else fill, writes)
+    exp = regions_expected(data, null_reads_as if fill is None else fill, writes)
     feats = ["zarr_v2", *features]
     if len(writes) != 1 or writes[0] != FULL:
         feats.append("partially_written")
@@ -1372,7 +1382,6 @@ def gen_zarr_python_v2():
         ("unsupported_lz4", {"compressors": numcodecs.LZ4()}, np.arange(6, dtype="u2"), "`lz4`"),
         ("unsupported_delta", {"filters": [numcodecs.Delta(dtype="<i4")]}, np.arange(6, dtype="i4"), "`delta`"),
         ("unsupported_unicode", {}, np.array(["ab", "c", "", "def", "g", "h"], "U3"), "`<U3`"),
-        ("unsupported_datetime", {}, np.arange(6).astype("M8[s]"), "`<M8[s]`"),
     ]:
         path = FIXTURES / "zarr-python-v2" / name
         a = zarr.create_array(store=str(path), shape=data.shape, dtype=data.dtype, chunks=(4,), zarr_format=2,
@@ -1493,6 +1502,116 @@ def gen_vlen() -> None:
 
 
 # =============================================================================================
+# NumPy time types: datetime64 / timedelta64 as zarr-python 3.4.2 writes them in v2 (`<M8[ns]`,
+# `>m8[10s]`) and v3 (`numpy.datetime64` with unit and scale_factor). TensorStore 0.1.86's `zarr`
+# driver refuses `M8` / `m8` ("Unsupported zarr dtype"), and its `zarr3` driver has no time types.
+
+NAT = np.iinfo(np.int64).min
+
+
+def time_data(name: str, dtype: str, shape) -> np.ndarray:
+    """Counts of every sign and size (the i64 extremes next to NaT too), NaT sprinkled."""
+    rng = np.random.default_rng(seed_for(name))
+    n = int(np.prod(shape, dtype=np.int64))
+    a = rng.integers(-(2**40), 2**40, size=n, dtype=np.int64)
+    for i, v in enumerate([NAT, NAT + 1, np.iinfo(np.int64).max, 0, -1, NAT]):
+        if n > 3 * i + 1:
+            a[3 * i + 1] = v
+    return a.view(np.dtype(dtype).newbyteorder("=")).astype(dtype).reshape(shape)
+
+
+def gen_time() -> None:
+    part = [(slice(0, 4), slice(0, 3))]
+    for name, dtype, kwargs, fill, writes, feats in [
+        ("datetime_ns", "<M8[ns]", {}, np.datetime64("NaT", "ns"), part, ["missing_chunks", "fill_nat"]),
+        ("timedelta_10s_bigendian", ">m8[10s]", {"compressors": numcodecs.Zlib(level=1)}, np.timedelta64(5, "10s"),
+         part, ["big_endian", "scaled_unit", "zlib", "missing_chunks", "fill_nonzero"]),
+        ("datetime_D_bigendian_order_f", ">M8[D]", {"order": "F"}, np.datetime64("NaT", "D"), (FULL,),
+         ["big_endian", "order_f"]),
+        ("datetime_s_fill_null", "<M8[s]", {}, None, part, ["fill_null", "missing_chunks"]),
+    ]:
+        data = time_data(f"zp2-time-{name}", dtype, (9, 7))
+        # a null fill value reads as NaT, as zarr-python 3.4.2 reads it
+        zp2_array(f"time_{name}", data, fill=fill, chunks=(4, 3), writes=writes, must_read=("zarr",),
+                  null_reads_as=np.array(NAT).view(np.dtype(dtype).newbyteorder("=")),
+                  features=["time_types", "datetime64" if "M8" in dtype else "timedelta64", *feats], **kwargs)
+    # Zarr v3: zarr-python's numpy.datetime64 / numpy.timedelta64 (unit and scale_factor), sharded too
+    zp_array("time_datetime_10ms_sharded", time_data("zp-time-10ms", "<M8[10ms]", (10, 7)), fill=np.datetime64("NaT", "10ms"),
+             chunks=(2, 2), shards=(4, 4), must_read=("zarr",), writes=[(slice(0, 6), slice(0, 5))],
+             features=["time_types", "datetime64", "scaled_unit", "sharded", "missing_chunks", "fill_nat"])
+    zp_array("time_timedelta_us", time_data("zp-time-us", "<m8[us]", (9, 7)), fill=np.timedelta64(-3, "us"),
+             chunks=(4, 3), writes=part, must_read=("zarr",), features=["time_types", "timedelta64", "missing_chunks", "fill_nonzero"])
+    zp_array("time_datetime_Y", time_data("zp-time-Y", "<M8[Y]", (6,)), fill=np.datetime64("NaT", "Y"),
+             chunks=(4,), must_read=("zarr",), features=["time_types", "datetime64", "year_unit"])
+
+
+# =============================================================================================
+# numcodecs codecs in Zarr v3 (`numcodecs.*` names, zarr.codecs.numcodecs in zarr-python 3.4.2 with
+# numcodecs 0.17.1): one small array per codec zarrs 0.23 implements, read byte-identical; one per
+# codec it does not, refused by name.
+
+def gen_numcodecs_v3() -> None:
+    import zarr.codecs.numcodecs as nc
+
+    d16 = gen_data("zp-nc-u16", "uint16", (11, 9))
+    f64 = gen_data("zp-nc-f64", "float64", (11, 9))
+    f32 = gen_data("zp-nc-f32", "float32", (11, 9))
+    part = [(slice(0, 8), slice(0, 6))]
+    for name, data, kwargs, feats in [
+        ("zlib", d16, {"compressors": [nc.Zlib(level=3)]}, ["zlib"]),
+        ("gzip", d16, {"compressors": [nc.GZip(level=5)]}, ["gzip"]),
+        ("bz2", d16, {"compressors": [nc.BZ2(level=2)]}, ["bz2"]),
+        ("zstd", d16, {"compressors": [nc.Zstd(level=3)]}, ["zstd"]),
+        ("zstd_checksum", d16, {"compressors": [nc.Zstd(level=1, checksum=True)]}, ["zstd"]),
+        ("blosc_lz4_shuffle", d16, {"compressors": [nc.Blosc(cname="lz4", clevel=5, shuffle=1)]}, ["blosc"]),
+        ("blosc_zstd_bitshuffle", f64, {"compressors": [nc.Blosc(cname="zstd", clevel=3, shuffle=2)]}, ["blosc"]),
+        ("shuffle_zlib", d16, {"compressors": [nc.Shuffle(), nc.Zlib(level=1)]}, ["shuffle", "zlib"]),
+        ("crc32c", d16, {"compressors": [nc.CRC32C()]}, ["checksum", "crc32c"]),
+        ("adler32", d16, {"compressors": [nc.Adler32()]}, ["checksum", "adler32"]),
+        ("adler32_end", d16, {"compressors": [nc.Adler32(location="end")]}, ["checksum", "adler32"]),
+        ("fletcher32", d16, {"compressors": [nc.Fletcher32()]}, ["checksum", "fletcher32"]),
+        ("fixedscaleoffset", gen_data("zp-nc-fso", "int16", (11, 9)).astype("f8") / 10,
+         {"filters": [nc.FixedScaleOffset(offset=0, scale=10, dtype="<f8", astype="<i4")]}, ["fixedscaleoffset"]),
+        ("bitround", f32, {"filters": [nc.BitRound(keepbits=6)], "compressors": [nc.Zlib(level=1)]},
+         ["bitround", "zlib"]),
+        ("zstd_in_shards", d16, {"shards": (8, 6), "compressors": [nc.Zstd(level=2)]}, ["zstd", "sharded"]),
+        # an array->bytes codec (the `pcodec` Python package, pinned in requirements.txt)
+        ("pcodec", f64, {"serializer": nc.PCodec(level=8), "compressors": None}, ["pcodec"]),
+    ]:
+        kwargs = dict(kwargs)
+        if name == "bitround":
+            # the stored values are BitRound's rounding of the data, what every reader returns
+            data = np.asarray(nc.BitRound(keepbits=6)._codec.decode(nc.BitRound(keepbits=6)._codec.encode(data)))
+            data = data.reshape(f32.shape).astype("f4")
+        writes = part if name in ("zstd", "zstd_in_shards", "crc32c") else (FULL,)
+        zp_array(f"numcodecs_{name}", data, chunks=(4, 3), writes=writes, must_read=("zarr",),
+                 features=["numcodecs", *feats, *(["missing_chunks"] if writes is part else [])], **kwargs)
+    d32 = np.arange(10, dtype="i4")
+    for name, dtype, kwargs, codec in [
+        ("lz4", "i4", {"compressors": [nc.LZ4()]}, "numcodecs.lz4"),
+        ("lzma", "i4", {"compressors": [nc.LZMA()]}, "numcodecs.lzma"),
+        ("crc32", "i4", {"compressors": [nc.CRC32()]}, "numcodecs.crc32"),
+        ("jenkins_lookup3", "i4", {"compressors": [nc.JenkinsLookup3()]}, "numcodecs.jenkins_lookup3"),
+        ("delta", "i4", {"filters": [nc.Delta(dtype="<i4")]}, "numcodecs.delta"),
+        ("quantize", "f8", {"filters": [nc.Quantize(digits=3, dtype="<f8")]}, "numcodecs.quantize"),
+        ("astype", "i4", {"filters": [nc.AsType(encode_dtype="<i2", decode_dtype="<i4")]}, "numcodecs.astype"),
+        ("packbits", "bool", {"filters": [nc.PackBits()]}, "numcodecs.packbits"),
+    ]:
+        path = FIXTURES / "zarr-python" / f"unsupported_numcodecs_{name}"
+        a = zarr.create_array(store=str(path), shape=d32.shape, dtype=dtype, chunks=(4,), **kwargs)
+        a[...] = (d32 % 2).astype(dtype)
+        MANIFEST_DATA["unsupported"].append({
+            "path": rel(path), "writer": ZP, "zarr_format": 3, "codec": codec, "error_contains": f"`{codec}`",
+        })
+    MANIFEST_DATA["not_produced"] += [
+        {"writer": ZP, "case": "numcodecs.zfpy",
+         "reason": "zarrs 0.23 implements it behind its `zfp` feature, which zarrflow does not enable (zfp is a "
+                   "C library); the Python package `zfpy` is not in the pinned environment. An array with it is "
+                   "refused by name (the codec is unknown to the chain)"},
+    ]
+
+
+# =============================================================================================
 
 
 # =============================================================================================
@@ -1562,6 +1681,8 @@ def generate() -> None:
     gen_tensorstore_v2()
     gen_vlen()
     gen_fixed_text()
+    gen_time()
+    gen_numcodecs_v3()
     MANIFEST.write_text(json.dumps(MANIFEST_DATA, indent=1, ensure_ascii=False) + "\n")
 
 

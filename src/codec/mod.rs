@@ -159,6 +159,94 @@ impl VlenMode {
 /// Name of the sharding codec.
 pub const SHARDING_NAME: &str = "sharding_indexed";
 
+/// The prefix of the codec names zarr-python 3 writes for numcodecs codecs
+/// (`numcodecs.zstd`, `numcodecs.zlib`, ...).
+pub const NUMCODECS_PREFIX: &str = "numcodecs.";
+
+/// [`resolve_numcodecs`] of every codec of a chain, inside `sharding_indexed`'s `codecs` and
+/// `index_codecs` too (zarrs builds the inner chains from the configuration).
+fn resolve_chain(codecs: &[MetadataV3]) -> Vec<MetadataV3> {
+    codecs
+        .iter()
+        .map(|c| {
+            let Some(cfg) = c.configuration().filter(|_| c.name() == SHARDING_NAME) else {
+                return resolve_numcodecs(c).into_owned();
+            };
+            let mut cfg: serde_json::Map<String, serde_json::Value> =
+                cfg.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            for field in ["codecs", "index_codecs"] {
+                if let Some(inner) = cfg
+                    .get(field)
+                    .and_then(|v| serde_json::from_value::<Vec<MetadataV3>>(v.clone()).ok())
+                {
+                    cfg.insert(
+                        field.into(),
+                        serde_json::to_value(resolve_chain(&inner)).unwrap_or_default(),
+                    );
+                }
+            }
+            MetadataV3::new_with_configuration(c.name(), cfg)
+                .with_must_understand(c.must_understand())
+        })
+        .collect()
+}
+
+/// The codec zarrs builds for `codec`: itself, or for a `numcodecs.ID` name that zarrs has
+/// no v3 codec of (`numcodecs.zstd`, `numcodecs.gzip`, `numcodecs.blosc`,
+/// `numcodecs.crc32c`), zarrs' conversion of the numcodecs configuration `{"id": ID, ...}`
+/// as a Zarr v2 compressor — the configuration zarr-python 3 writes under that name is
+/// numcodecs' own, and the encoded bytes are the same. `blosc` gets the typesize of a
+/// byte buffer (1), the one numcodecs encodes with in zarr-python 3 (its bytes→bytes codecs
+/// see bytes). Names zarrs knows in neither form are left as they are (and refused when
+/// built, by name).
+pub fn resolve_numcodecs(codec: &MetadataV3) -> Cow<'_, MetadataV3> {
+    let Some(id) = codec.name().strip_prefix(NUMCODECS_PREFIX) else {
+        return Cow::Borrowed(codec);
+    };
+    if zarrs::array::Codec::from_metadata(codec).is_ok() {
+        return Cow::Borrowed(codec);
+    }
+    // numcodecs' CRC32C (checksum at the end, its default) is v3's `crc32c`; zarrs' v2
+    // configuration of it requires the `location` zarr-python leaves out
+    let location = codec.configuration().and_then(|c| c.get("location"));
+    if id == "crc32c"
+        && codec.configuration().is_none_or(|c| c.len() <= 1)
+        && location.is_none_or(|l| l == "end")
+    {
+        return Cow::Owned(MetadataV3::new_with_configuration(
+            "crc32c",
+            serde_json::Map::new(),
+        ));
+    }
+    let mut v2 = serde_json::Map::new();
+    v2.insert("id".into(), serde_json::Value::from(id));
+    if let Some(cfg) = codec.configuration() {
+        for (k, v) in cfg.iter() {
+            if k != "id" {
+                v2.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    let Ok(v2) = serde_json::from_value::<zarrs::metadata::v2::MetadataV2>(v2.into()) else {
+        return Cow::Borrowed(codec);
+    };
+    let converted = zarrs::convert::codec_metadata_v2_to_v3(
+        zarrs::metadata::v2::ArrayMetadataV2Order::C,
+        1,
+        &MetadataV3::new("uint8"),
+        None,
+        &None,
+        &Some(v2),
+    );
+    // `bytes`, then the converted codec: only a bytes→bytes codec converts this way
+    match converted.as_deref() {
+        Ok([b, c]) if b.name() == "bytes" && !c.name().starts_with(NUMCODECS_PREFIX) => {
+            Cow::Owned(c.clone())
+        }
+        _ => Cow::Borrowed(codec),
+    }
+}
+
 impl CodecPipeline {
     /// Build from a `codecs` list (field name `codecs` in errors).
     pub fn from_metadata(codecs: &[MetadataV3]) -> Result<Self, CodecError> {
@@ -183,6 +271,9 @@ impl CodecPipeline {
                 reason: "the codec list must not be empty".into(),
             });
         }
+        let given = codecs;
+        let resolved = resolve_chain(codecs);
+        let codecs = &resolved[..];
         let mut sharding = None;
         for (i, c) in codecs.iter().enumerate() {
             let f = format!("{field}[{i}]");
@@ -221,7 +312,7 @@ impl CodecPipeline {
             .map(|c| BytesCodecKind::of(c.as_ref()))
             .collect();
         Ok(CodecPipeline {
-            metadata: codecs.to_vec(),
+            metadata: given.to_vec(),
             chain: Arc::new(chain),
             tail: Arc::new(tail),
             kinds,

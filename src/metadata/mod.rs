@@ -682,6 +682,17 @@ fn check_document_nesting(
 /// Canonical codec object; nested codec lists of `sharding_indexed` are canonicalised too.
 fn canonical_codec(m: &MetadataV3) -> Value {
     let mut v = extension_object(m);
+    // zarr-python 3.4.2 requires a `configuration` member in every `numcodecs.*` codec
+    // (`{"name": "numcodecs.crc32c", "configuration": {}}`, as it writes them)
+    if m.name().starts_with(crate::codec::NUMCODECS_PREFIX) {
+        if let Value::String(name) = &v {
+            v = serde_json::json!({ "name": name });
+        }
+        if let Some(o) = v.as_object_mut() {
+            o.entry("configuration")
+                .or_insert_with(|| Value::Object(Map::new()));
+        }
+    }
     if m.name() == crate::codec::SHARDING_NAME
         && let Some(cfg) = v.get_mut("configuration").and_then(Value::as_object_mut)
     {

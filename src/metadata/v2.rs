@@ -106,6 +106,13 @@ pub fn parse_array(
     let dtype_value = take(&mut obj, "dtype");
     let object_codec = object_codec_of(obj.get("filters"));
     let dtype = check_dtype(&dtype_value, object_codec, key)?;
+    // a datetime64 / timedelta64 is converted as the 8-byte integer of its byte order (zarrs'
+    // conversion has no time types), then given its data type back
+    let time = time_type(&dtype);
+    let converted_dtype = match time {
+        Some(_) => format!("{}i8", &dtype[..1]),
+        None => dtype.clone(),
+    };
     let shape: Vec<u64> = typed(take(&mut obj, "shape"), "shape", key)?;
     let chunks: Vec<NonZeroU64> = typed(take(&mut obj, "chunks"), "chunks", key)?;
     if chunks.len() != shape.len() {
@@ -126,6 +133,11 @@ pub fn parse_array(
     if matches!(fill_value, FillValueMetadata::Null) && dtype[1..].starts_with('c') {
         fill_value = typed(serde_json::json!([0.0, 0.0]), "fill_value", key)?;
     }
+    // a time type's fill value is its i64 count; NaT (`i64::MIN`) is written as that integer
+    // by zarr-python 2 and 3, and null reads as NaT, as zarr-python 3.4.2 reads it
+    if time.is_some() && (fill_value.is_null() || fill_value.as_str() == Some("NaT")) {
+        fill_value = FillValueMetadata::from(super::NAT);
+    }
     // an object or text array's null or 0 fill value is the empty string (zarr-python 2
     // wrote 0 for objects)
     let text = dtype == "|O" || matches!(dtype.as_bytes().get(1), Some(b'U' | b'S'));
@@ -143,7 +155,7 @@ pub fn parse_array(
             fill_value = FillValueMetadata::Null;
             format!("|V{}", t.size())
         }
-        None => dtype.clone(),
+        None => converted_dtype,
     };
     let order: ArrayMetadataV2Order = typed(take(&mut obj, "order"), "order", key)?;
     let filters: Option<Vec<MetadataV2>> = match obj.remove("filters") {
@@ -233,6 +245,9 @@ pub fn parse_array(
         v3.data_type = t.to_metadata();
         v3.fill_value = fill;
     }
+    if let Some(t) = time {
+        v3.data_type = t.to_metadata();
+    }
     if object_codec == Some("vlen-bytes") {
         // zarrs maps every `|O` to `string`; with `vlen-bytes` the elements are bytes
         v3.data_type = zarrs::metadata::v3::MetadataV3::new("bytes");
@@ -315,7 +330,6 @@ fn check_dtype(v: &Value, object_codec: Option<&str>, key: &str) -> Result<Strin
             });
         }
     };
-    let _ = order;
     let kind = code.chars().next().unwrap_or(' ');
     let size = &code[kind.len_utf8().min(code.len())..];
     let fixed = match kind {
@@ -329,7 +343,7 @@ fn check_dtype(v: &Value, object_codec: Option<&str>, key: &str) -> Result<Strin
         'S' => size.parse::<u32>().is_ok_and(|n| n > 0 && n <= 1 << 20),
         _ => false,
     };
-    if fixed || (s == "|O" && object_codec.is_some()) {
+    if fixed || (s == "|O" && object_codec.is_some()) || (order != '|' && time_type(&s).is_some()) {
         return Ok(s);
     }
     let reason = match kind {
@@ -337,11 +351,25 @@ fn check_dtype(v: &Value, object_codec: Option<&str>, key: &str) -> Result<Strin
             "an object array needs an object codec in `filters` (`vlen-utf8` for strings, `vlen-bytes` for bytes; `vlen-array` and pickled objects are not supported)"
         }
         'U' | 'S' => "a width from 1 to 1 MiB per element is needed",
-        'M' | 'm' => "datetime64 / timedelta64 are not supported yet",
+        'M' | 'm' => {
+            "not a NumPy datetime64 / timedelta64 type (`<M8[UNIT]`, `>m8[10s]`, `<M8`: UNIT one of Y M W D h m s ms us ns ps fs as, optionally scaled, in byte order < or >)"
+        }
         'b' | 'i' | 'u' | 'f' | 'c' | 'V' => "this size is not a Zarr data type",
         _ => "not a NumPy type zarrflow reads",
     };
     Err(unsupported(s, reason))
+}
+
+/// The time type of a NumPy type string with a byte order (`<M8[ns]`, `>m8[10s]`, `<M8`),
+/// if it is one.
+fn time_type(dtype: &str) -> Option<DataType> {
+    let code = dtype.get(1..)?;
+    if !(code.starts_with("M8") || code.starts_with("m8")) {
+        return None;
+    }
+    code.parse()
+        .ok()
+        .filter(|t: &DataType| t.time_scale().is_some())
 }
 
 /// The `.zarray` document (without attributes) and `.zattrs` (`None` when there are no
@@ -457,7 +485,8 @@ fn v2_codec(c: &zarrs::metadata::v3::MetadataV3) -> Result<Value, MetadataError>
     let not = || MetadataError::NotExpressibleInV2 {
         what: format!("codec `{}` (it has no Zarr v2 form)", c.name()),
     };
-    let codec = zarrs::array::Codec::from_metadata(c).map_err(|_| not())?;
+    let codec = zarrs::array::Codec::from_metadata(crate::codec::resolve_numcodecs(c).as_ref())
+        .map_err(|_| not())?;
     let id = codec.name_v2().ok_or_else(not)?;
     let cfg = codec
         .configuration_v2(&Default::default())
@@ -485,6 +514,7 @@ fn v2_dtype(dtype: DataType, big: bool) -> Option<String> {
     if dtype.is_variable_length() {
         return Some("|O".into());
     }
+    // time types with their unit: `<M8[10s]`, fixed-width text with its width: `<U5`
     let s = dtype.numpy_descr();
     Some(if big && s.starts_with('<') {
         format!(">{}", &s[1..])
@@ -504,6 +534,17 @@ fn v2_fill_value(fill: FillValueMetadata, dtype: DataType) -> Result<Value, Meta
             return Err(MetadataError::NotExpressibleInV2 {
                 what: format!("fill value {v} of data type {dtype}"),
             });
+        }
+        // the i64 count, NaT as the integer `i64::MIN`, as zarr-python writes it
+        (DataType::DateTime64(_) | DataType::TimeDelta64(_), _) => {
+            let count = fill
+                .as_i64()
+                .or_else(|| (fill.as_str() == Some("NaT")).then_some(super::NAT));
+            return count
+                .map(Value::from)
+                .ok_or_else(|| MetadataError::NotExpressibleInV2 {
+                    what: format!("fill value {v} of data type {dtype}"),
+                });
         }
         _ => {}
     }
@@ -664,7 +705,8 @@ mod tests {
     #[test]
     fn unsupported_data_types_are_named_not_read_as_bytes() {
         for dtype in [
-            "|O", "<U5", "|S3", "<M8[ns]", "<m8[s]", "<f16", "<i3", "|b2",
+            "|O", "<U5", "|S3", "<f16", "<i3", "|b2", "|M8[s]", "<M8[ns", "<M8[0s]", "<m8[x]",
+            "<M4",
         ] {
             let e = err(serde_json::json!({ "dtype": dtype }));
             let MetadataError::UnsupportedV2DataType { dtype: got, .. } = &e else {
@@ -680,6 +722,72 @@ mod tests {
             serde_json::json!({ "dtype": "|O", "filters": [{"id": "vlen-array", "dtype": "<i4"}] }),
         );
         assert!(e.to_string().contains("object codec"), "{e}");
+    }
+
+    #[test]
+    fn time_types_open_typed_in_either_byte_order_and_write_back() {
+        use crate::metadata::{TimeScale, TimeUnit};
+        let s = |unit, scale| TimeScale { unit, scale };
+        for (dtype, fill, want, want_fill) in [
+            (
+                "<M8[ns]",
+                serde_json::json!(-9223372036854775808i64),
+                DataType::DateTime64(s(TimeUnit::Nanosecond, 1)),
+                i64::MIN,
+            ),
+            (
+                ">m8[10s]",
+                serde_json::json!("NaT"),
+                DataType::TimeDelta64(s(TimeUnit::Second, 10)),
+                i64::MIN,
+            ),
+            (
+                "<M8",
+                Value::Null,
+                DataType::DateTime64(s(TimeUnit::Generic, 1)),
+                i64::MIN,
+            ),
+            (
+                ">M8[D]",
+                serde_json::json!(18262),
+                DataType::DateTime64(s(TimeUnit::Day, 1)),
+                18262,
+            ),
+        ] {
+            let m = parse_array(
+                &doc(serde_json::json!({ "dtype": dtype, "fill_value": fill })),
+                None,
+                KEY,
+                "k",
+            )
+            .unwrap();
+            assert_eq!(m.dtype(), Some(want), "{dtype}");
+            assert_eq!(
+                m.fill_value().as_ne_bytes(),
+                want_fill.to_ne_bytes(),
+                "{dtype}"
+            );
+            let endian = m.codecs().metadata()[0]
+                .configuration()
+                .and_then(|c| c.get("endian").cloned());
+            let big = dtype.starts_with('>');
+            assert_eq!(
+                endian,
+                Some(Value::from(if big { "big" } else { "little" })),
+                "{dtype}"
+            );
+            let (zarray, _) = array_to_v2(&m).unwrap();
+            assert_eq!(zarray["dtype"], dtype, "{dtype}");
+            assert_eq!(
+                zarray["fill_value"],
+                serde_json::json!(want_fill),
+                "{dtype}"
+            );
+            let again = parse_array(&serde_json::to_vec(&zarray).unwrap(), None, KEY, "k").unwrap();
+            assert_eq!(again.dtype(), Some(want));
+        }
+        let e = err(serde_json::json!({ "dtype": "<M8[s]", "fill_value": "soon" }));
+        assert!(matches!(&e, MetadataError::InvalidFillValue { .. }), "{e}");
     }
 
     #[test]

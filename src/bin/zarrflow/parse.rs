@@ -56,6 +56,10 @@ pub enum Compressor {
     Zstd(i32),
     /// `gzip[:LEVEL]`.
     Gzip(u32),
+    /// `zlib[:LEVEL]`: numcodecs' Zlib (`numcodecs.zlib`, as zarr-python 3 writes it).
+    Zlib(u32),
+    /// `bz2[:LEVEL]`: numcodecs' BZ2 (`numcodecs.bz2`).
+    Bz2(u32),
     /// `blosc[:CNAME[:LEVEL]]`.
     Blosc {
         /// The blosc compressor.
@@ -78,6 +82,14 @@ impl Compressor {
             Compressor::None => {}
             Compressor::Zstd(level) => codecs.push(CodecSpec::zstd(level)),
             Compressor::Gzip(level) => codecs.push(CodecSpec::gzip(level)),
+            Compressor::Zlib(level) => codecs.push(CodecSpec::new(
+                "numcodecs.zlib",
+                serde_json::json!({ "level": level }),
+            )),
+            Compressor::Bz2(level) => codecs.push(CodecSpec::new(
+                "numcodecs.bz2",
+                serde_json::json!({ "level": level }),
+            )),
             Compressor::Blosc { cname, level } => codecs.push(match element_size {
                 Some(size) => CodecSpec::blosc(cname, level, size),
                 None => CodecSpec::blosc_per_array(cname, level),
@@ -101,7 +113,8 @@ fn parse_level(text: &str, range: std::ops::RangeInclusive<i64>) -> Result<i64, 
         })
 }
 
-/// Parses `--codec`: `zstd[:LEVEL]`, `gzip[:LEVEL]`, `blosc[:CNAME[:LEVEL]]` or `none`.
+/// Parses `--codec`: `zstd[:LEVEL]`, `gzip[:LEVEL]`, `zlib[:LEVEL]`, `bz2[:LEVEL]`,
+/// `blosc[:CNAME[:LEVEL]]` or `none`.
 pub fn parse_codec(text: &str) -> Result<Compressor, String> {
     let parts: Vec<&str> = text.trim().split(':').collect();
     Ok(match parts.as_slice() {
@@ -113,6 +126,14 @@ pub fn parse_codec(text: &str) -> Result<Compressor, String> {
         ["gzip", rest @ ..] if rest.len() <= 1 => Compressor::Gzip(match rest.first() {
             Some(l) => parse_level(l, 0..=9)? as u32,
             None => 5,
+        }),
+        ["zlib", rest @ ..] if rest.len() <= 1 => Compressor::Zlib(match rest.first() {
+            Some(l) => parse_level(l, 0..=9)? as u32,
+            None => 5,
+        }),
+        ["bz2", rest @ ..] if rest.len() <= 1 => Compressor::Bz2(match rest.first() {
+            Some(l) => parse_level(l, 1..=9)? as u32,
+            None => 9,
         }),
         ["blosc", rest @ ..] if rest.len() <= 2 => {
             let name = rest.first().copied().unwrap_or("zstd");
@@ -133,7 +154,9 @@ pub fn parse_codec(text: &str) -> Result<Compressor, String> {
         }
         _ => {
             return Err(
-                "expected zstd[:LEVEL], gzip[:LEVEL], blosc[:CNAME[:LEVEL]] or none".into(),
+                "expected zstd[:LEVEL], gzip[:LEVEL], zlib[:LEVEL], bz2[:LEVEL], \
+                 blosc[:CNAME[:LEVEL]] or none"
+                    .into(),
             );
         }
     })
@@ -578,7 +601,19 @@ mod tests {
                 level: 5
             }
         );
+        let z = parse_codec("zlib:3").unwrap().codecs(Some(2));
+        assert_eq!(
+            z[1].to_value(),
+            serde_json::json!({"name": "numcodecs.zlib", "configuration": {"level": 3}})
+        );
+        assert_eq!(parse_codec("bz2").unwrap(), Compressor::Bz2(9));
+        assert_eq!(
+            parse_codec("bz2:1").unwrap().codecs(None)[1].name,
+            "numcodecs.bz2"
+        );
         for bad in [
+            "bz2:0",
+            "zlib:10",
             "gzip:12",
             "blosc:snappy",
             "lzma",

@@ -1,0 +1,408 @@
+//! numcodecs codecs in Zarr v3 (`numcodecs.*`, as zarr-python 3.4.2 writes them) and the
+//! v2 time types (`<M8[ns]`, `>m8[10s]`): zarr-python's fixtures open with their codecs as
+//! written (their values are checked byte for byte, with every selection, by
+//! `read_fixtures.rs`); the codecs zarrs 0.23 lacks are typed errors naming the codec and the
+//! document; and arrays zarrflow writes with these codecs and types are read back exactly by
+//! zarr-python 3.4.2 from the pinned virtualenv.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::fixtures::{entries, key, test_data};
+use common::read_npy;
+use serde_json::json;
+use zarrflow::DataType;
+use zarrflow::ZarrFormat;
+use zarrflow::array::{Array, ArrayError, ArrayOptions};
+use zarrflow::codec::CodecError;
+use zarrflow::hierarchy::HierarchyError;
+use zarrflow::index::Selection;
+use zarrflow::metadata::{ArraySpec, CodecSpec, MetadataError};
+use zarrflow::npy::{self, NpyType};
+use zarrflow::store::{Store, StoreOptions};
+
+fn local_fixtures() -> Store {
+    let (dir, _) = test_data().expect("test-data");
+    Store::open(dir.to_str().unwrap(), StoreOptions::default()).unwrap()
+}
+
+/// Every numcodecs fixture opens with the `numcodecs.*` names it was written with (`info`
+/// shows them as stored) and reads exactly.
+#[tokio::test]
+async fn numcodecs_fixtures_open_with_their_codecs_as_written() {
+    let (dir, manifest) = test_data().unwrap();
+    let store = local_fixtures();
+    let mut seen = std::collections::BTreeSet::new();
+    for a in entries(&manifest, "arrays") {
+        let features = a["features"].as_array().unwrap();
+        if !features.iter().any(|f| f == "numcodecs") {
+            continue;
+        }
+        let path = a["path"].as_str().unwrap();
+        let array = Array::open_in(&store, &key(path), ArrayOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join(path).join("zarr.json")).unwrap())
+                .unwrap();
+        let written: Vec<String> = codec_names(&doc["codecs"]);
+        let given: Vec<String> = codec_names(&serde_json::to_value(array.codecs()).unwrap());
+        assert_eq!(given, written, "{path}");
+        for n in written.iter().filter(|n| n.starts_with("numcodecs.")) {
+            seen.insert(n.clone());
+        }
+        let (_, _, expected) = read_npy(&dir.join(a["expected"].as_str().unwrap()));
+        assert_eq!(array.view().read_bytes().await.unwrap(), expected, "{path}");
+    }
+    let want = [
+        "numcodecs.adler32",
+        "numcodecs.bitround",
+        "numcodecs.blosc",
+        "numcodecs.bz2",
+        "numcodecs.crc32c",
+        "numcodecs.fixedscaleoffset",
+        "numcodecs.fletcher32",
+        "numcodecs.gzip",
+        "numcodecs.pcodec",
+        "numcodecs.shuffle",
+        "numcodecs.zlib",
+        "numcodecs.zstd",
+    ];
+    assert_eq!(seen.iter().map(String::as_str).collect::<Vec<_>>(), want);
+}
+
+/// Codec names of a codec list, recursively through `sharding_indexed`'s inner codecs.
+fn codec_names(codecs: &serde_json::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in codecs.as_array().unwrap() {
+        out.push(c["name"].as_str().unwrap().to_string());
+        if let Some(inner) = c.get("configuration").and_then(|c| c.get("codecs")) {
+            out.extend(codec_names(inner));
+        }
+    }
+    out
+}
+
+/// The numcodecs codecs zarrs 0.23 does not implement: a typed error naming the codec, its
+/// place in the chain and the document, never values.
+#[tokio::test]
+async fn numcodecs_codecs_zarrs_lacks_are_typed_errors_naming_them() {
+    let (_, manifest) = test_data().unwrap();
+    let store = local_fixtures();
+    let cases: Vec<_> = entries(&manifest, "unsupported")
+        .iter()
+        .filter(|c| c["zarr_format"] == 3)
+        .collect();
+    assert_eq!(cases.len(), 8);
+    for c in cases {
+        let path = c["path"].as_str().unwrap();
+        let codec = c["codec"].as_str().unwrap();
+        let e = Array::open_in(&store, &key(path), ArrayOptions::default())
+            .await
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains(&format!("`{codec}`")), "{path}: {text}");
+        assert!(text.contains("zarr.json"), "{path}: {text}");
+        assert!(
+            matches!(
+                &e,
+                ArrayError::Hierarchy(HierarchyError::Metadata(MetadataError::Codec {
+                    source: CodecError::UnsupportedCodec { field, .. },
+                    ..
+                })) if field.contains(codec) && field.starts_with("codecs[")
+            ),
+            "{path}: {e:?}"
+        );
+    }
+}
+
+fn python() -> PathBuf {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    assert!(
+        p.exists(),
+        "{} is missing: run scripts/python-env.sh (scripts/test.sh does)",
+        p.display()
+    );
+    p
+}
+
+struct Case {
+    name: String,
+    data_type: DataType,
+    spec: ArraySpec,
+    /// Element `i` of the written data (native-endian bytes).
+    value: fn(u64) -> Vec<u8>,
+}
+
+fn u16_value(i: u64) -> Vec<u8> {
+    (((i * 37 + 11) % 251 * 257) as u16).to_ne_bytes().to_vec()
+}
+
+fn tenths_value(i: u64) -> Vec<u8> {
+    // k / 10 survives fixedscaleoffset (scale 10, int32) exactly
+    ((((i * 37 + 11) % 251) as f64 - 125.0) / 10.0)
+        .to_ne_bytes()
+        .to_vec()
+}
+
+fn time_value(i: u64) -> Vec<u8> {
+    let v = match i % 11 {
+        3 => i64::MIN,
+        5 => i64::MAX,
+        7 => i64::MIN + 1,
+        _ => (i as i64 * 1_000_000_007 - 40_000_000_000) * if i.is_multiple_of(2) { 1 } else { -1 },
+    };
+    v.to_ne_bytes().to_vec()
+}
+
+fn cases() -> Vec<Case> {
+    let mut out = Vec::new();
+    let base = |t: &str| ArraySpec::new(vec![9, 7], t).shard_shape(vec![4, 3]);
+    for (name, codec) in [
+        (
+            "zlib",
+            CodecSpec::new("numcodecs.zlib", json!({"level": 3})),
+        ),
+        (
+            "gzip",
+            CodecSpec::new("numcodecs.gzip", json!({"level": 5})),
+        ),
+        ("bz2", CodecSpec::new("numcodecs.bz2", json!({"level": 2}))),
+        (
+            "zstd",
+            CodecSpec::new("numcodecs.zstd", json!({"level": 3})),
+        ),
+        (
+            "zstd_checksum",
+            CodecSpec::new("numcodecs.zstd", json!({"level": 1, "checksum": true})),
+        ),
+        (
+            "blosc",
+            CodecSpec::new(
+                "numcodecs.blosc",
+                json!({"cname": "lz4", "clevel": 5, "shuffle": 1}),
+            ),
+        ),
+        ("crc32c", CodecSpec::new("numcodecs.crc32c", json!({}))),
+        ("adler32", CodecSpec::new("numcodecs.adler32", json!({}))),
+        (
+            "fletcher32",
+            CodecSpec::new("numcodecs.fletcher32", json!({})),
+        ),
+    ] {
+        out.push(Case {
+            name: format!("uint16_{name}"),
+            data_type: DataType::UInt16,
+            spec: base("uint16").codecs([CodecSpec::bytes(), codec]),
+            value: u16_value,
+        });
+    }
+    out.push(Case {
+        name: "uint16_shuffle_zlib".into(),
+        data_type: DataType::UInt16,
+        spec: base("uint16").codecs([
+            CodecSpec::bytes(),
+            CodecSpec::new("numcodecs.shuffle", json!({"elementsize": 2})),
+            CodecSpec::new("numcodecs.zlib", json!({"level": 1})),
+        ]),
+        value: u16_value,
+    });
+    out.push(Case {
+        name: "float64_fixedscaleoffset".into(),
+        data_type: DataType::Float64,
+        spec: base("float64").codecs([
+            CodecSpec::new(
+                "numcodecs.fixedscaleoffset",
+                json!({"offset": 0, "scale": 10, "dtype": "<f8", "astype": "<i4"}),
+            ),
+            CodecSpec::bytes(),
+            CodecSpec::new("numcodecs.zstd", json!({"level": 1})),
+        ]),
+        value: tenths_value,
+    });
+    out.push(Case {
+        name: "float64_pcodec".into(),
+        data_type: DataType::Float64,
+        spec: base("float64").codecs([CodecSpec::new("numcodecs.pcodec", json!({"level": 8}))]),
+        value: tenths_value,
+    });
+    out.push(Case {
+        name: "uint16_sharded_numcodecs_zstd".into(),
+        data_type: DataType::UInt16,
+        spec: ArraySpec::new(vec![9, 7], "uint16")
+            .shard_shape(vec![4, 6])
+            .inner_chunk_shape(vec![2, 3])
+            .codecs([
+                CodecSpec::bytes(),
+                CodecSpec::new("numcodecs.zstd", json!({"level": 2})),
+            ]),
+        value: u16_value,
+    });
+    // time types, v3 and v2 (either byte order), NaT fill values and missing chunks
+    for (name, t, format, big) in [
+        ("v3_datetime_ns", "datetime64[ns]", ZarrFormat::V3, false),
+        (
+            "v3_timedelta_10s",
+            "timedelta64[10s]",
+            ZarrFormat::V3,
+            false,
+        ),
+        ("v2_datetime_ns", "datetime64[ns]", ZarrFormat::V2, false),
+        (
+            "v2_timedelta_10s_big",
+            "timedelta64[10s]",
+            ZarrFormat::V2,
+            true,
+        ),
+        ("v2_datetime_D_big", "datetime64[D]", ZarrFormat::V2, true),
+    ] {
+        let data_type: DataType = t.parse().unwrap();
+        let mut spec = ArraySpec::with_data_type(vec![9, 7], data_type)
+            .shard_shape(vec![4, 3])
+            .zarr_format(format);
+        if format == ZarrFormat::V2 {
+            spec = spec.chunk_key_encoding(zarrflow::metadata::ChunkKeyEncodingSpec::V2 {
+                separator: '.',
+            });
+        }
+        if big {
+            spec = spec.codecs([
+                CodecSpec::new("bytes", json!({"endian": "big"})),
+                CodecSpec::new("numcodecs.zlib", json!({"level": 1})),
+            ]);
+        }
+        out.push(Case {
+            name: name.into(),
+            data_type,
+            spec,
+            value: time_value,
+        });
+    }
+    out
+}
+
+fn write_npy(path: &Path, data_type: DataType, shape: &[u64], bytes: &[u8]) {
+    let ty = NpyType::of(data_type);
+    std::fs::write(path, npy::npy_bytes(ty, shape, bytes).unwrap()).unwrap();
+}
+
+/// Creates every case, writes part of it (the rest stays missing chunks of the fill value),
+/// reads it back, and has zarr-python compare it with the model bit for bit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arrays_zarrflow_writes_with_numcodecs_and_time_types_read_exactly_in_zarr_python() {
+    let python = python();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().to_str().unwrap(), StoreOptions::default()).unwrap();
+    let mut list = String::new();
+    let cases = cases();
+    let n_cases = cases.len();
+    for case in cases {
+        let a = Array::create(
+            &store,
+            &key(&case.name),
+            &case.spec,
+            ArrayOptions::default(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        let v2 = case.spec.zarr_format == ZarrFormat::V2;
+        assert_eq!(
+            dir.path().join(&case.name).join(".zarray").is_file(),
+            v2,
+            "{}",
+            case.name
+        );
+        let shape = [9u64, 7];
+        let elem = case.data_type.size();
+        let fill = a.metadata().fill_value().as_ne_bytes().to_vec();
+        let mut model: Vec<u8> = (0..63).flat_map(|_| fill.clone()).collect();
+        for text in ["0:6, 1:7", "::-3, 0"] {
+            let view = a.view().get(&Selection::parse(text).unwrap()).unwrap();
+            let mut cells = Vec::new();
+            view.transform()
+                .for_each_mapped(|_, out| cells.push(out[0] as u64 * shape[1] + out[1] as u64))
+                .unwrap();
+            let values: Vec<u8> = cells.iter().flat_map(|&c| (case.value)(c)).collect();
+            view.write_bytes(&values, &view.shape()).await.unwrap();
+            for (k, &c) in cells.iter().enumerate() {
+                model[c as usize * elem..(c as usize + 1) * elem]
+                    .copy_from_slice(&values[k * elem..(k + 1) * elem]);
+            }
+        }
+        assert_eq!(
+            a.view().read_bytes().await.unwrap(),
+            model,
+            "{}: zarrflow reads back its own writes",
+            case.name
+        );
+        let again = Array::open_in(&store, &key(&case.name), ArrayOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(again.data_type(), case.data_type, "{}", case.name);
+        let npy = dir.path().join(format!("{}.npy", case.name));
+        write_npy(&npy, case.data_type, &shape, &model);
+        list.push_str(&format!(
+            "{}\t{}\n",
+            dir.path().join(&case.name).display(),
+            npy.display()
+        ));
+    }
+    let list_path = dir.path().join("pairs.txt");
+    std::fs::write(&list_path, &list).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("test-data/check_array.py");
+    let out = Command::new(&python)
+        .arg(&script)
+        .args(["--reader", "zarr", "--batch"])
+        .arg(&list_path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "zarr-python disagrees:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let checked = stdout.lines().filter(|l| l.contains(": OK")).count();
+    assert_eq!(checked, n_cases, "{stdout}");
+}
+
+/// A byte flipped in a chunk of zarr-python's `numcodecs.crc32c`, `numcodecs.adler32` (the
+/// checksum first, numcodecs' default, and last) and `numcodecs.fletcher32` fixtures is a
+/// decode error for that chunk, never values.
+#[tokio::test]
+async fn corrupted_checksummed_chunks_are_errors() {
+    let (dir, _) = test_data().unwrap();
+    for name in ["crc32c", "adler32", "adler32_end", "fletcher32"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = dir.join(format!("fixtures/zarr-python/numcodecs_{name}"));
+        let dst = tmp.path().join("a");
+        std::fs::create_dir_all(dst.join("c/1")).unwrap();
+        std::fs::copy(src.join("zarr.json"), dst.join("zarr.json")).unwrap();
+        let mut chunk = std::fs::read(src.join("c/1/1")).unwrap();
+        let mid = chunk.len() / 2;
+        chunk[mid] ^= 0x10;
+        std::fs::write(dst.join("c/1/1"), &chunk).unwrap();
+        let store = Store::open(tmp.path().to_str().unwrap(), StoreOptions::default()).unwrap();
+        let a = Array::open_in(&store, &key("a"), ArrayOptions::default())
+            .await
+            .unwrap();
+        let e = a
+            .view()
+            .get(&Selection::parse("4:8, 3:6").unwrap())
+            .unwrap()
+            .read_bytes()
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("c/1/1"), "{name}: {e}");
+        // the chunks left as they were still read (absent ones as the fill value)
+        a.view()
+            .get(&Selection::parse("0:4, 0:3").unwrap())
+            .unwrap()
+            .read_bytes()
+            .await
+            .unwrap();
+    }
+}
