@@ -32,7 +32,7 @@ fn counting(dir: &Path) -> (Store, CountingStore<LocalFileSystem>) {
     let store = Store::from_object_store(
         Arc::new(counting.clone()),
         "",
-        &format!("file://{}", dir.display()),
+        format!("file://{}", dir.display()),
         StoreOptions::default(),
     )
     .unwrap();
@@ -611,4 +611,69 @@ async fn malformed_consolidated_metadata_is_a_typed_error_naming_the_document() 
         .unwrap();
     assert!(!g.uses_consolidated());
     assert_eq!(walk(&g).await.len(), 4);
+}
+
+/// The CLI: `consolidate` writes it, `info` says so, `tree` prints the same hierarchy from
+/// the root's documents alone, `copy --consolidate` writes it, an array is refused.
+#[test]
+fn the_command_line_consolidates_and_reads_through_it() {
+    use common::cli::{fails, ok, run_with_stdout};
+    for src in [
+        "fixtures/zarr-python/hierarchy",
+        "fixtures/zarr-python-v2/hierarchy",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let dst = dir.path().join("h.zarr");
+        let dst = dst.to_str().unwrap();
+        let src = test_data().join(src);
+        let src = src.to_str().unwrap();
+        ok(&["copy", "-q", src, dst]);
+        let info =
+            |url: &str| -> Value { serde_json::from_str(&ok(&["info", "--json", url])).unwrap() };
+        assert_eq!(info(dst)["consolidated"], false, "{src}");
+        let tree = ok(&["tree", dst]);
+        let v2 = src.contains("-v2");
+        let out = ok(&["consolidate", dst]);
+        let doc = if v2 { ".zmetadata" } else { "zarr.json" };
+        assert!(
+            out.starts_with("consolidated ") && out.trim_end().ends_with(&format!("/h.zarr/{doc}")),
+            "{out}"
+        );
+        let i = info(dst);
+        assert_eq!(i["consolidated"], true, "{src}");
+        let n = i["consolidated_nodes"].as_u64().unwrap();
+        assert!(out.contains(&format!("consolidated {n} node(s)")), "{out}");
+        assert!(
+            ok(&["info", dst]).contains(&format!("consolidated        yes, {n} node(s)")),
+            "{}",
+            ok(&["info", dst])
+        );
+        assert_eq!(ok(&["tree", dst]), tree, "{src}");
+        // -v logs every request: the tree comes from the root's documents
+        let (status, log) = run_with_stdout(&["-v", "tree", dst], std::process::Stdio::null());
+        assert!(status.success());
+        let requests: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("zarrflow::store:"))
+            .collect();
+        assert_eq!(requests.len(), if v2 { 5 } else { 4 }, "{log}");
+        assert!(
+            requests
+                .iter()
+                .all(|l| l.contains("GET") && !l.contains("key=g")),
+            "{log}"
+        );
+        // copy --consolidate from the plain source
+        let dst2 = dir.path().join("c.zarr");
+        ok(&["copy", "-q", "--consolidate", src, dst2.to_str().unwrap()]);
+        let i2 = info(dst2.to_str().unwrap());
+        assert_eq!(i2["consolidated"], true);
+        assert_eq!(i2["consolidated_nodes"].as_u64(), Some(n));
+        // a copy of the consolidated one stays consolidated
+        let dst3 = dir.path().join("d.zarr");
+        ok(&["copy", "-q", dst, dst3.to_str().unwrap()]);
+        assert_eq!(info(dst3.to_str().unwrap())["consolidated"], true);
+        let err = fails(&["consolidate", &format!("{src}/arr_root")]);
+        assert!(err.contains("expected a group, found an array"), "{err}");
+    }
 }
