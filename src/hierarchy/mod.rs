@@ -763,8 +763,11 @@ impl Group {
     pub fn attributes(&self) -> &Map<String, Value> {
         &self.meta.attributes
     }
-    /// The consolidated metadata of a descendant (relative path), when the group carries
-    /// zarr-python inline consolidated metadata.
+    /// The consolidated metadata of a descendant (relative path), when the group's own
+    /// document carries consolidated metadata (a v3 inline block, a v2 `.zmetadata`), as it
+    /// was read or last written through this handle (refreshes made through nodes opened
+    /// from it are seen by [`Group::children`] and [`Group::open_child`], and by a new
+    /// [`Group::open`]).
     pub fn consolidated(&self, relative_path: &str) -> Option<&NodeMetadata> {
         self.meta.consolidated.as_ref()?.get(relative_path)
     }

@@ -314,7 +314,8 @@ chunk shape when it divides the new shards; --chunks alone makes an unsharded co
 destination shard (or chunk) is read from the source and written whole, --jobs at once, so
 memory stays within about 20 MB + jobs x 6 x (uncompressed shard bytes); e.g. about 100 MB
 measured for two jobs of 16 MiB shards. A progress bar (shards, bytes, rate, ETA) is shown when standard error
-is a terminal; nothing is printed otherwise.")]
+is a terminal; nothing is printed otherwise. A source group holding consolidated metadata is read
+through it, and DST gets consolidated metadata too (--consolidate: also when SRC has none).")]
 pub struct CopyArgs {
     /// The source array or group.
     #[arg(value_name = "SRC")]
