@@ -677,3 +677,111 @@ fn the_command_line_consolidates_and_reads_through_it() {
         assert!(err.contains("expected a group, found an array"), "{err}");
     }
 }
+
+/// Two handles of one consolidated root, each creating a child: the second's refresh finds
+/// the root changed (its version is stale), reads it again and adds its entry to the first's,
+/// so neither entry is lost.
+#[tokio::test]
+async fn concurrent_refreshes_through_two_handles_keep_both_entries() {
+    for format in [ZarrFormat::V3, ZarrFormat::V2] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = local(dir.path());
+        build(&store, format).await.consolidate().await.unwrap();
+        let one = Group::open(&store, &StoreKey::root()).await.unwrap();
+        let two = Group::open(&store, &StoreKey::root()).await.unwrap();
+        one.create_group("p", Map::new()).await.unwrap();
+        two.create_group("q", Map::new()).await.unwrap();
+        let fresh = Group::open(&store, &StoreKey::root()).await.unwrap();
+        let keys: Vec<&String> = fresh
+            .metadata()
+            .consolidated
+            .as_ref()
+            .unwrap()
+            .keys()
+            .collect();
+        assert_eq!(keys, ["a", "g", "g/e", "g/x", "p", "q"], "{format}");
+        assert_eq!(
+            walk(&fresh).await,
+            walk(&fresh.clone().without_consolidated()).await,
+            "{format}"
+        );
+    }
+}
+
+/// A refresh that fails leaves the new node written and says so: a typed error naming the
+/// holder's document and what to do.
+#[tokio::test]
+async fn a_failed_refresh_is_a_typed_error_naming_the_stale_document() {
+    use zarrflow::store::wrappers::{FaultConfig, FaultStore};
+    let dir = tempfile::tempdir().unwrap();
+    build(&local(dir.path()), ZarrFormat::V3)
+        .await
+        .consolidate()
+        .await
+        .unwrap();
+    let wrap = |cfg: FaultConfig| {
+        let counting = CountingStore::new(FaultStore::new(
+            LocalFileSystem::new_with_prefix(dir.path()).unwrap(),
+            cfg,
+        ));
+        let store = Store::from_object_store(
+            Arc::new(counting.clone()),
+            "",
+            format!("file://{}", dir.path().display()),
+            StoreOptions::default(),
+        )
+        .unwrap();
+        (store, counting)
+    };
+    // the requests of opening the root and creating a child: the last is the refresh's PUT
+    let (store, counts) = wrap(FaultConfig::default());
+    let root = Group::open_as(&store, &StoreKey::root(), 1 << 20, Some(ZarrFormat::V3))
+        .await
+        .unwrap();
+    root.create_group("p", Map::new()).await.unwrap();
+    let log = counts.log();
+    let last = log.last().unwrap();
+    assert!(
+        last.kind == RequestKind::Put && last.path == "zarr.json",
+        "{log:?}"
+    );
+    // the same with that PUT failing, creating another child
+    let (store, _) = wrap(FaultConfig::default().fail_nth(log.len() as u64));
+    let root = Group::open_as(&store, &StoreKey::root(), 1 << 20, Some(ZarrFormat::V3))
+        .await
+        .unwrap();
+    let err = root.create_group("q", Map::new()).await.unwrap_err();
+    assert!(
+        matches!(&err, HierarchyError::ConsolidatedNotRefreshed { url, .. } if url.ends_with("/zarr.json")),
+        "{err}"
+    );
+    assert!(err.to_string().contains("zarrflow consolidate"), "{err}");
+    // q exists, the consolidated copy does not list it until consolidated again
+    let mut fresh = Group::open(&local(dir.path()), &StoreKey::root())
+        .await
+        .unwrap();
+    assert!(
+        !fresh
+            .metadata()
+            .consolidated
+            .as_ref()
+            .unwrap()
+            .contains_key("q")
+    );
+    assert!(matches!(
+        fresh.open_child("q").await.unwrap(),
+        Node::Group(_)
+    ));
+    fresh.consolidate().await.unwrap();
+    let again = Group::open(&local(dir.path()), &StoreKey::root())
+        .await
+        .unwrap();
+    assert!(
+        again
+            .metadata()
+            .consolidated
+            .as_ref()
+            .unwrap()
+            .contains_key("q")
+    );
+}
