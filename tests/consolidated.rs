@@ -603,6 +603,20 @@ async fn malformed_consolidated_metadata_is_a_typed_error_naming_the_document() 
         matches!(&e, HierarchyError::Metadata(MetadataError::TooLarge { key, max: 100, .. }) if key.ends_with("/.zmetadata")),
         "{e}"
     );
+    // a corrupt .zmetadata is replaced by consolidating again
+    let dir = edited(V2, |d| std::fs::write(d.join(".zmetadata"), b"[").unwrap());
+    let (_, n) = zarrflow::hierarchy::consolidate_metadata(&local(dir.path()), &StoreKey::root())
+        .await
+        .unwrap();
+    assert_eq!(n, 4);
+    let g = Group::open(&local(dir.path()), &StoreKey::root())
+        .await
+        .unwrap();
+    assert!(g.uses_consolidated());
+    assert_eq!(
+        walk(&g).await,
+        walk(&g.clone().without_consolidated()).await
+    );
     // the bad .zmetadata does not break the hierarchy's own documents: without the
     // consolidated copy (removed) it opens from the store
     let dir = edited(V2, |d| std::fs::remove_file(d.join(".zmetadata")).unwrap());

@@ -64,11 +64,6 @@ impl ConsolidatedView {
         }
     }
 
-    /// The version of the holder's document as last read or written.
-    pub(crate) async fn version(&self) -> ObjectVersion {
-        self.holder.state.lock().await.version.clone()
-    }
-
     /// Whether this is the holder's own view.
     pub(crate) fn is_holder(&self) -> bool {
         self.rel.is_empty()

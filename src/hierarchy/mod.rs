@@ -724,16 +724,36 @@ impl Group {
     /// checks versions. Returns the number of nodes consolidated. From then on the group
     /// answers [`Group::children`] and [`Group::open_child`] from it, and metadata writes
     /// through the nodes opened from it refresh it.
+    ///
+    /// A v2 group's `.zmetadata` is not read (a corrupt one is replaced) and is written
+    /// unconditionally: the last consolidation wins. A v3 group's `zarr.json` is read again
+    /// and rewritten conditionally on that version.
     pub async fn consolidate(&mut self) -> Result<usize, HierarchyError> {
         let format = self.meta.zarr_format;
         // the group as stored now (its own document's content and version)
-        let fresh = open_group_fresh(&self.store, &self.path, format).await?;
+        let fresh = match open_node_inner(
+            &self.store,
+            &self.path,
+            DEFAULT_MAX_METADATA_BYTES,
+            Some(format),
+            false,
+        )
+        .await?
+        {
+            Node::Group(g) => g,
+            Node::Array(a) => {
+                return Err(HierarchyError::WrongNodeType {
+                    url: self.store.url_of(&a.own_document()?),
+                    expected: "a group",
+                    found: "an array",
+                });
+            }
+        };
         let mut nodes = ConsolidatedNodes::new();
         collect_from_store(&fresh, String::new(), &mut nodes).await?;
-        let mode = match (format, &fresh.view) {
-            (ZarrFormat::V2, Some(view)) => PutMode::Update(view.version().await),
-            (ZarrFormat::V2, None) => PutMode::Create,
-            (ZarrFormat::V3, _) => PutMode::Update(fresh.version.clone()),
+        let mode = match format {
+            ZarrFormat::V2 => PutMode::Overwrite,
+            ZarrFormat::V3 => PutMode::Update(fresh.version.clone()),
         };
         let n = nodes.len();
         let (meta, version) =
@@ -962,6 +982,29 @@ impl Group {
         }
         open_node(&self.store, &path).await
     }
+}
+
+/// Writes or refreshes the consolidated metadata of the group at `path`
+/// ([`Group::consolidate`]), opening the group without reading consolidated metadata it
+/// may hold (so that a corrupt `.zmetadata` is replaced, not an error). Returns the group
+/// and the number of nodes consolidated.
+pub async fn consolidate_metadata(
+    store: &Store,
+    path: &StoreKey,
+) -> Result<(Group, usize), HierarchyError> {
+    let mut group =
+        match open_node_inner(store, path, DEFAULT_MAX_METADATA_BYTES, None, false).await? {
+            Node::Group(g) => g,
+            Node::Array(a) => {
+                return Err(HierarchyError::WrongNodeType {
+                    url: store.url_of(&a.own_document()?),
+                    expected: "a group",
+                    found: "an array",
+                });
+            }
+        };
+    let n = group.consolidate().await?;
+    Ok((group, n))
 }
 
 /// Every node under `group` by path relative to the group it was started from (`prefix`:

@@ -2,7 +2,7 @@
 //! zarr-python's `zarr.consolidate_metadata`.
 
 use zarrflow::ZarrFormat;
-use zarrflow::hierarchy::Group;
+use zarrflow::hierarchy::consolidate_metadata;
 use zarrflow::metadata::{ZARR_JSON, ZMETADATA};
 use zarrflow::store::StoreKey;
 
@@ -13,8 +13,7 @@ use crate::select::open_store;
 /// Runs `zarrflow consolidate`.
 pub async fn run(args: ConsolidateArgs) -> Result<()> {
     let store = open_store(&args.url)?;
-    let mut group = Group::open(&store, &StoreKey::root()).await?;
-    let n = group.consolidate().await?;
+    let (group, n) = consolidate_metadata(&store, &StoreKey::root()).await?;
     let doc = match group.metadata().zarr_format {
         ZarrFormat::V3 => ZARR_JSON,
         ZarrFormat::V2 => ZMETADATA,
