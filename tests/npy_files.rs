@@ -88,8 +88,8 @@ fn fixture_files_have_the_manifests_data_types_and_shapes() {
         }
     }
     eprintln!("{arrays} arrays and {selections} selections checked");
-    // 130 Zarr v3 and 46 Zarr v2 fixtures
-    assert_eq!(arrays, 176);
+    // 130 Zarr v3 and 48 Zarr v2 fixtures
+    assert_eq!(arrays, 178);
     assert!(selections > 1500, "{selections}");
 }
 
