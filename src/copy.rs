@@ -13,6 +13,11 @@
 //! node at the destination root — reading it is "node not found", never fill values where
 //! the source had data — and copying again needs `overwrite`.
 //!
+//! Consolidated metadata: a source root group holding it (v3 inline, v2 `.zmetadata`) is
+//! read through it (one request for the whole hierarchy's metadata), and the destination
+//! root gets consolidated metadata of the copied nodes in its own format, written with the
+//! root's document (last); [`CopyOptions::consolidate`] writes it for any source group.
+//!
 //! A unit's region is read from the source with a planned, coalesced read and written whole
 //! (no read-modify-write: a covered shard is encoded and stored in one PUT), `jobs` units at
 //! once. Per unit the read result, the write's staged copy, the shard being encoded and its
@@ -48,12 +53,12 @@ use serde_json::{Map, Value};
 use crate::array::{Array, ArrayError, ArrayOptions};
 use crate::codec::IndexLocation;
 use crate::hierarchy::{
-    ArrayNode, HierarchyError, Node, delete_node, open_node, write_metadata_last,
+    ArrayNode, HierarchyError, Node, delete_node, holder_documents, open_node, write_metadata_last,
 };
 use crate::index::{Selection, SelectionItem, Slice};
 use crate::metadata::{
-    ArrayMetadata, ArraySpec, ChunkKeyEncodingSpec, CodecSpec, GroupMetadata, MetadataError,
-    ZarrFormat,
+    ArrayMetadata, ArraySpec, ChunkKeyEncodingSpec, CodecSpec, ConsolidatedNodes, GroupMetadata,
+    MetadataError, NodeMetadata, ZarrFormat,
 };
 use crate::store::{Store, StoreKey, StoreLocation};
 
@@ -126,6 +131,9 @@ pub struct CopyOptions {
     pub overwrite: bool,
     /// Execution options of the source and destination arrays.
     pub array_options: ArrayOptions,
+    /// Write consolidated metadata at the destination root group even when the source
+    /// root has none (it is written anyway when the source root has it).
+    pub consolidate: bool,
 }
 
 impl Default for CopyOptions {
@@ -134,6 +142,7 @@ impl Default for CopyOptions {
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
             overwrite: false,
             array_options: ArrayOptions::default(),
+            consolidate: false,
         }
     }
 }
@@ -147,6 +156,12 @@ impl CopyOptions {
     /// Replace a node at the destination.
     pub fn with_overwrite(mut self, on: bool) -> Self {
         self.overwrite = on;
+        self
+    }
+    /// Write consolidated metadata at the destination root group (see
+    /// [`CopyOptions::consolidate`]).
+    pub fn with_consolidate(mut self, on: bool) -> Self {
+        self.consolidate = on;
         self
     }
     /// Sets the arrays' execution options.
@@ -296,6 +311,8 @@ pub struct CopyPlan {
     src: Store,
     dst: Store,
     nodes: Vec<PlannedNode>,
+    /// The source root is a group holding consolidated metadata.
+    consolidated: bool,
 }
 
 /// Reads the source hierarchy (or array) at `src`'s root and plans its copy to `dst`'s root
@@ -303,7 +320,9 @@ pub struct CopyPlan {
 pub async fn plan_copy(src: &Store, dst: &Store, layout: &Layout) -> Result<CopyPlan, CopyError> {
     check_distinct(src, dst)?;
     let mut sources = Vec::new();
-    collect(open_node(src, &StoreKey::root()).await?, &mut sources).await?;
+    let root = open_node(src, &StoreKey::root()).await?;
+    let consolidated = matches!(&root, Node::Group(g) if g.metadata().consolidated.is_some());
+    collect(root, &mut sources).await?;
     let mut nodes = Vec::with_capacity(sources.len());
     for node in sources {
         nodes.push(match node {
@@ -360,6 +379,7 @@ pub async fn plan_copy(src: &Store, dst: &Store, layout: &Layout) -> Result<Copy
         src: src.clone(),
         dst: dst.clone(),
         nodes,
+        consolidated,
     })
 }
 
@@ -411,6 +431,12 @@ impl CopyPlan {
             .fold(0u64, u64::saturating_add)
     }
 
+    /// Whether the destination root gets consolidated metadata without
+    /// [`CopyOptions::consolidate`] (the source root holds it).
+    pub fn source_consolidated(&self) -> bool {
+        self.consolidated
+    }
+
     /// The destination spec of each array, by path.
     pub fn specs(&self) -> impl Iterator<Item = (&StoreKey, &ArraySpec)> {
         self.nodes.iter().filter_map(|n| match n {
@@ -429,6 +455,13 @@ impl CopyPlan {
         progress: impl Fn(CopyProgress) + Send + Sync,
     ) -> Result<CopyReport, CopyError> {
         let (src, dst) = (&self.src, &self.dst);
+        let consolidate = self.consolidated || options.consolidate;
+        if consolidate && let Some(PlannedNode::Array { source, .. }) = self.nodes.first() {
+            return Err(CopyError::Layout {
+                url: src.url_of(source.path()),
+                reason: "the source is an array: consolidated metadata belongs to a group".into(),
+            });
+        }
         // the filesystem may have changed since planning (a link made): decide again
         check_distinct(src, dst)?;
         prepare_destination(dst, options.overwrite).await?;
@@ -473,8 +506,10 @@ impl CopyPlan {
         }
         drop(results);
         // metadata last, in reverse of parents-before-children order: every node after its
-        // descendants, the root (the first node planned) after everything
+        // descendants, the root (the first node planned) after everything, with the
+        // consolidated metadata of all the others when it gets it
         let mut groups = 0;
+        let mut consolidated = ConsolidatedNodes::new();
         for node in self.nodes.iter().rev() {
             let (path, json) = match node {
                 PlannedNode::Group {
@@ -485,14 +520,23 @@ impl CopyPlan {
                     groups += 1;
                     let mut meta = GroupMetadata::new(attributes.clone());
                     meta.zarr_format = *format;
-                    (path, meta.documents())
+                    if path.is_root() && consolidate {
+                        meta.consolidated = Some(std::mem::take(&mut consolidated));
+                        (path, holder_documents(&meta)?)
+                    } else {
+                        let docs = meta.documents();
+                        consolidated.insert(path.as_str().to_string(), NodeMetadata::Group(meta));
+                        (path, docs)
+                    }
                 }
                 PlannedNode::Array { source, spec, .. } => {
                     let meta = spec.build().map_err(HierarchyError::from)?;
-                    (
-                        source.path(),
-                        meta.documents().map_err(HierarchyError::from)?,
-                    )
+                    let docs = meta.documents().map_err(HierarchyError::from)?;
+                    consolidated.insert(
+                        source.path().as_str().to_string(),
+                        NodeMetadata::Array(Box::new(meta)),
+                    );
+                    (source.path(), docs)
                 }
             };
             write_metadata_last(dst, path, json).await?;

@@ -583,6 +583,12 @@ def register_group(path: Path, writer: str, *, consolidated: bool, features: lis
     if v2:
         attrs_file = path / ".zattrs"
         meta = {"attributes": json.loads(attrs_file.read_text()) if attrs_file.exists() else {}}
+        if (path / ".zmetadata").exists():
+            # the v2 form: {"metadata": {".zgroup": ..., "a/.zarray": ...}, "zarr_consolidated_format": 1};
+            # the node paths it holds, as the v3 block's keys name them
+            zmeta = json.loads((path / ".zmetadata").read_text())["metadata"]
+            nodes = sorted({k.rsplit("/", 1)[0] for k in zmeta if k.endswith(("/.zarray", "/.zgroup"))})
+            meta["consolidated_metadata"] = {"metadata": {k: None for k in nodes}}
     else:
         meta = json.loads((path / "zarr.json").read_text())
     children = []
@@ -932,7 +938,8 @@ def gen_zarr_python():
     cchild = croot.create_group("child", attributes={"name": "child"})
     cchild.create_group("grandchild")
     zp_array("consolidated/a", gen_data("zp-c-a", "int16", (5, 3)), chunks=(2, 2), group_store=croot,
-             expected_path=cexp / "a.npy", features=["in_group", "consolidated"])
+             expected_path=cexp / "a.npy", attributes={"units": "m", "scale": [1, 2]},
+             features=["in_group", "consolidated", "attributes"])
     zp_array("consolidated/child/b", gen_data("zp-c-b", "float64", (4,)), chunks=(3,), shards=(3,),
              group_store=cchild, expected_path=cexp / "child" / "b.npy", features=["in_group", "consolidated", "sharded"])
     zarr.consolidate_metadata(str(cpath))
@@ -1291,7 +1298,7 @@ def read_region_0_4(path: Path, reader: str) -> str:
 
 
 def zp2_array(relpath: str, data: np.ndarray, *, fill=0, chunks, writes=(FULL,), features=(), group_store=None,
-              must_read=("zarr", "tensorstore"), null_reads_as=0, **kwargs):
+              must_read=("zarr", "tensorstore"), null_reads_as=0, expected_path=None, **kwargs):
     """A Zarr v2 array written by zarr-python (zarr.create_array(..., zarr_format=2)); missing
     chunks of a null fill value read as `null_reads_as`."""
     path = FIXTURES / "zarr-python-v2" / relpath
@@ -1307,7 +1314,8 @@ def zp2_array(relpath: str, data: np.ndarray, *, fill=0, chunks, writes=(FULL,),
     feats = ["zarr_v2", *features]
     if len(writes) != 1 or writes[0] != FULL:
         feats.append("partially_written")
-    register_array(path, exp, ZP, features=feats, chunk_for_selections=chunks, must_read=must_read)
+    register_array(path, exp, ZP, features=feats, chunk_for_selections=chunks, must_read=must_read,
+                   expected_path=expected_path)
     return path
 
 
@@ -1379,6 +1387,24 @@ def gen_zarr_python_v2():
     for p, feats in [(root_path, ["hierarchy", "root_group", "attributes"]), (root_path / "g1", ["hierarchy"]),
                      (root_path / "g_empty", ["hierarchy", "empty_group"])]:
         register_group(p, ZP, consolidated=False, features=["zarr_v2", *feats])
+    # --- a consolidated hierarchy: `.zmetadata` (zarr.consolidate_metadata, zarr_format=2)
+    cpath = FIXTURES / "zarr-python-v2" / "consolidated"
+    cexp = FIXTURES / "zarr-python-v2" / "consolidated.expected"
+    croot = zarr.open_group(str(cpath), mode="w", zarr_format=2, attributes={"consolidated": True})
+    cchild = croot.create_group("child", attributes={"name": "child"})
+    cchild.create_group("grandchild")
+    zp2_array("consolidated/a", gen_data("zp2-c-a", "int16", (5, 3)), chunks=(2, 2), group_store=croot,
+              expected_path=cexp / "a.npy", attributes={"units": "m", "scale": [1, 2]},
+              features=["in_group", "consolidated", "attributes"])
+    zp2_array("consolidated/child/b", gen_data("zp2-c-b", "float64", (4,)), chunks=(3,), group_store=cchild,
+              expected_path=cexp / "child" / "b.npy", attributes={"long_name": "b values"},
+              features=["in_group", "consolidated", "attributes"])
+    zarr.consolidate_metadata(str(cpath), zarr_format=2)
+    register_group(cpath, ZP, consolidated=True,
+                   features=["zarr_v2", "hierarchy", "consolidated_metadata", "root_group", "attributes"])
+    register_group(cpath / "child", ZP, consolidated=False, features=["zarr_v2", "hierarchy", "in_consolidated_group"])
+    register_group(cpath / "child" / "grandchild", ZP, consolidated=False,
+                   features=["zarr_v2", "hierarchy", "empty_group"])
     # --- what zarrflow refuses by name (never read as raw bytes): codecs zarrs lacks, data types
     # zarrflow does not read yet
     for name, kwargs, data, expect in [

@@ -3,14 +3,18 @@
 //! Uses both the storage layer ([`crate::store`]) and the format layer
 //! ([`crate::metadata`], [`crate::codec`]).
 
+mod consolidated;
+
 use crate::codec::CodecError;
 use crate::codec::{IndexLocation, ShardIndex, ShardIndexCodec};
 use crate::metadata::{
-    ArrayMetadata, ArraySpec, DEFAULT_MAX_METADATA_BYTES, GroupMetadata, MetadataError,
-    NodeMetadata, ZARR_JSON, ZARRAY, ZATTRS, ZGROUP, ZarrFormat,
+    ArrayMetadata, ArraySpec, ConsolidatedNodes, DEFAULT_MAX_METADATA_BYTES, GroupMetadata,
+    MetadataError, NodeMetadata, ZARR_JSON, ZARRAY, ZATTRS, ZGROUP, ZMETADATA, ZarrFormat,
 };
 use crate::store::{ByteRange, GetOpts, ObjectVersion, PutMode, Store, StoreError, StoreKey};
 use bytes::Bytes;
+use consolidated::ConsolidatedView;
+pub(crate) use consolidated::holder_documents;
 use futures::StreamExt;
 use serde_json::{Map, Value};
 
@@ -77,6 +81,18 @@ pub enum HierarchyError {
     ConcurrentUpdate {
         /// URL of the `zarr.json`.
         url: String,
+    },
+    /// A node's metadata was written, but the consolidated metadata of the group holding it
+    /// (`url`: its `zarr.json` or `.zmetadata`) could not be refreshed and is now stale:
+    /// consolidate again ([`Group::consolidate`], `zarrflow consolidate`).
+    #[error(
+        "the node was written, but the consolidated metadata in {url} could not be refreshed ({source}); it is stale until consolidated again (`zarrflow consolidate`, Group::consolidate)"
+    )]
+    ConsolidatedNotRefreshed {
+        /// URL of the document holding the consolidated metadata.
+        url: String,
+        /// Why the refresh failed.
+        source: Box<HierarchyError>,
     },
     /// Metadata error.
     #[error(transparent)]
@@ -196,11 +212,44 @@ async fn read_optional(
 /// none is [`HierarchyError::NoNode`], which lists a few of the names stored there (one
 /// LIST). `Some(ZarrFormat::V3)` reads `zarr.json` alone (one GET; a missing one is
 /// [`HierarchyError::NotFound`]); `Some(ZarrFormat::V2)` the three v2 documents.
+///
+/// A v2 group's `.zmetadata` (consolidated metadata) is read after its `.zgroup` is found:
+/// one more GET. A group holding consolidated metadata (that, or a v3 `zarr.json` with an
+/// inline block) answers [`Group::children`] and [`Group::open_child`] from it, for its
+/// whole hierarchy, without a request.
 pub async fn open_node_as(
     store: &Store,
     path: &StoreKey,
     max_metadata_bytes: u64,
     format: Option<ZarrFormat>,
+) -> Result<Node, HierarchyError> {
+    open_node_inner(store, path, max_metadata_bytes, format, true).await
+}
+
+/// A group at `path` in `format`, read from its documents (no ancestor's consolidated
+/// metadata), reading `.zmetadata` for v2.
+async fn open_group_fresh(
+    store: &Store,
+    path: &StoreKey,
+    format: ZarrFormat,
+) -> Result<Group, HierarchyError> {
+    match open_node_inner(store, path, DEFAULT_MAX_METADATA_BYTES, Some(format), true).await? {
+        Node::Group(g) => Ok(g),
+        Node::Array(a) => Err(HierarchyError::WrongNodeType {
+            url: store.url_of(&a.own_document()?),
+            expected: "a group",
+            found: "an array",
+        }),
+    }
+}
+
+/// [`open_node_as`]; `zmetadata`: whether a v2 group's `.zmetadata` is read.
+async fn open_node_inner(
+    store: &Store,
+    path: &StoreKey,
+    max_metadata_bytes: u64,
+    format: Option<ZarrFormat>,
+    zmetadata: bool,
 ) -> Result<Node, HierarchyError> {
     let max = max_metadata_bytes;
     let (v3, v2) = (
@@ -231,25 +280,37 @@ pub async fn open_node_as(
             found: found.join(" and "),
         });
     }
-    let node = |meta: NodeMetadata, version, attrs_version| match meta {
+    let node = |meta: NodeMetadata,
+                version: ObjectVersion,
+                attrs_version,
+                holder_version: Option<ObjectVersion>| match meta {
         NodeMetadata::Array(meta) => Node::Array(ArrayNode {
             store: store.clone(),
             path: path.clone(),
             meta: *meta,
             version,
             attrs_version,
+            view: None,
+            unread: false,
         }),
-        NodeMetadata::Group(meta) => Node::Group(Group {
-            store: store.clone(),
-            path: path.clone(),
-            meta,
-            version,
-            attrs_version,
-        }),
+        NodeMetadata::Group(meta) => {
+            let view = meta.consolidated.as_ref().map(|_| {
+                ConsolidatedView::holder(path, &meta, holder_version.unwrap_or(version.clone()))
+            });
+            Node::Group(Group {
+                store: store.clone(),
+                path: path.clone(),
+                meta,
+                version,
+                attrs_version,
+                view,
+                unread: false,
+            })
+        }
     };
     if let Some(doc) = json {
         let meta = NodeMetadata::parse(&doc.bytes, &store.url_of(&keys[0]))?;
-        return Ok(node(meta, doc.version, None));
+        return Ok(node(meta, doc.version, None, None));
     }
     let v2_doc = zarray.map(|d| (true, d)).or(zgroup.map(|d| (false, d)));
     let Some((is_array, doc)) = v2_doc else {
@@ -266,7 +327,7 @@ pub async fn open_node_as(
     let zattrs = zattrs?;
     let attrs_url = store.url_of(&keys[3]);
     let attrs = zattrs.as_ref().map(|d| &d.bytes[..]);
-    let meta = if is_array {
+    let mut meta = if is_array {
         let url = store.url_of(&keys[1]);
         NodeMetadata::Array(Box::new(crate::metadata::v2::parse_array(
             &doc.bytes, attrs, &url, &attrs_url,
@@ -277,7 +338,22 @@ pub async fn open_node_as(
             &doc.bytes, attrs, &url, &attrs_url,
         )?)
     };
-    Ok(node(meta, doc.version, zattrs.map(|d| d.version)))
+    let mut holder_version = None;
+    if let (NodeMetadata::Group(g), true) = (&mut meta, zmetadata) {
+        let key = path.join(ZMETADATA)?;
+        if let Some(zm) = read_optional(store, &key, max, true).await? {
+            let nodes =
+                crate::metadata::consolidated::parse_zmetadata(&zm.bytes, &store.url_of(&key))?;
+            g.consolidated = Some(nodes);
+            holder_version = Some(zm.version);
+        }
+    }
+    Ok(node(
+        meta,
+        doc.version,
+        zattrs.map(|d| d.version),
+        holder_version,
+    ))
 }
 
 /// What is stored under `path`, for [`HierarchyError::NoNode`]: up to eight names (with
@@ -541,6 +617,12 @@ pub struct Group {
     version: ObjectVersion,
     /// The version of a v2 group's `.zattrs` (`None`: absent, or a v3 group).
     attrs_version: Option<ObjectVersion>,
+    /// The consolidated metadata the group answers from: its own, or the ancestor's it was
+    /// opened through.
+    view: Option<ConsolidatedView>,
+    /// Opened from an ancestor's consolidated metadata: its own documents were not read
+    /// (their versions are unknown; a write reads them first).
+    unread: bool,
 }
 
 impl Group {
@@ -597,7 +679,96 @@ impl Group {
             meta,
             version,
             attrs_version,
+            view: None,
+            unread: false,
         })
+    }
+
+    /// [`Group::open_with_limit`] for Zarr format `format` (`None`: either; see
+    /// [`open_node_as`] for the requests each makes).
+    pub async fn open_as(
+        store: &Store,
+        path: &StoreKey,
+        max_metadata_bytes: u64,
+        format: Option<ZarrFormat>,
+    ) -> Result<Self, HierarchyError> {
+        match open_node_as(store, path, max_metadata_bytes, format).await? {
+            Node::Group(g) => Ok(g),
+            Node::Array(a) => Err(HierarchyError::WrongNodeType {
+                url: store.url_of(&a.own_document()?),
+                expected: "a group",
+                found: "an array",
+            }),
+        }
+    }
+
+    /// The same group answering [`Group::children`] and [`Group::open_child`] from the
+    /// store (listing, reading each child's documents), not from consolidated metadata: for
+    /// a hierarchy changed since it was consolidated by a writer that did not refresh it.
+    pub fn without_consolidated(mut self) -> Self {
+        self.view = None;
+        self
+    }
+
+    /// Whether the group answers from consolidated metadata (its own, or that of the
+    /// ancestor it was opened through).
+    pub fn uses_consolidated(&self) -> bool {
+        self.view.is_some()
+    }
+
+    /// Consolidates the metadata of the hierarchy under the group, as zarr-python's
+    /// `zarr.consolidate_metadata`: reads every node below it from the store (listing each
+    /// group, never from older consolidated metadata) and writes their metadata into the
+    /// group's `zarr.json` (v3: the inline `consolidated_metadata` block) or `.zmetadata`
+    /// (v2), replacing what was there; conditionally on the version read where the store
+    /// checks versions. Returns the number of nodes consolidated. From then on the group
+    /// answers [`Group::children`] and [`Group::open_child`] from it, and metadata writes
+    /// through the nodes opened from it refresh it.
+    ///
+    /// A v2 group's `.zmetadata` is not read (a corrupt one is replaced) and is written
+    /// unconditionally: the last consolidation wins. A v3 group's `zarr.json` is read again
+    /// and rewritten conditionally on that version.
+    pub async fn consolidate(&mut self) -> Result<usize, HierarchyError> {
+        let format = self.meta.zarr_format;
+        // the group as stored now (its own document's content and version)
+        let fresh = match open_node_inner(
+            &self.store,
+            &self.path,
+            DEFAULT_MAX_METADATA_BYTES,
+            Some(format),
+            false,
+        )
+        .await?
+        {
+            Node::Group(g) => g,
+            Node::Array(a) => {
+                return Err(HierarchyError::WrongNodeType {
+                    url: self.store.url_of(&a.own_document()?),
+                    expected: "a group",
+                    found: "an array",
+                });
+            }
+        };
+        let mut nodes = ConsolidatedNodes::new();
+        collect_from_store(&fresh, String::new(), &mut nodes).await?;
+        let mode = match format {
+            ZarrFormat::V2 => PutMode::Overwrite,
+            ZarrFormat::V3 => PutMode::Update(fresh.version.clone()),
+        };
+        let n = nodes.len();
+        let (meta, version) =
+            consolidated::write_consolidated(&self.store, &fresh.meta, &self.path, nodes, mode)
+                .await?;
+        if format == ZarrFormat::V3 {
+            self.version = version.clone();
+        } else {
+            self.version = fresh.version.clone();
+        }
+        self.attrs_version = fresh.attrs_version.clone();
+        self.view = Some(ConsolidatedView::holder(&self.path, &meta, version));
+        self.meta = meta;
+        self.unread = false;
+        Ok(n)
     }
 
     /// The group's path.
@@ -612,21 +783,45 @@ impl Group {
     pub fn attributes(&self) -> &Map<String, Value> {
         &self.meta.attributes
     }
-    /// The consolidated metadata of a descendant (relative path), when the group carries
-    /// zarr-python inline consolidated metadata.
+    /// The consolidated metadata of a descendant (relative path), when the group's own
+    /// document carries consolidated metadata (a v3 inline block, a v2 `.zmetadata`), as it
+    /// was read or last written through this handle (refreshes made through nodes opened
+    /// from it are seen by [`Group::children`] and [`Group::open_child`], and by a new
+    /// [`Group::open`]).
     pub fn consolidated(&self, relative_path: &str) -> Option<&NodeMetadata> {
         self.meta.consolidated.as_ref()?.get(relative_path)
     }
 
     /// Replace the attributes with `f(old)` and write `zarr.json` (conditionally on the version
     /// read, where the backend supports it).
+    ///
+    /// In a hierarchy read through consolidated metadata the consolidated copy is refreshed
+    /// too (see [`Group::create_group`]).
     pub async fn update_attributes(
         &mut self,
         f: impl FnOnce(&mut Map<String, Value>),
     ) -> Result<(), HierarchyError> {
+        if self.unread {
+            let fresh = open_group_fresh(&self.store, &self.path, self.meta.zarr_format).await?;
+            self.meta = fresh.meta;
+            self.version = fresh.version;
+            self.attrs_version = fresh.attrs_version;
+            self.unread = false;
+        }
         let mut meta = self.meta.clone();
         f(&mut meta.attributes);
         check_attributes(&meta.attributes)?;
+        if let Some(view) = self.view.as_ref().filter(|v| v.is_holder())
+            && meta.zarr_format == ZarrFormat::V3
+        {
+            // the holder's zarr.json: with the consolidated block as it stands now
+            let (meta, version) = view
+                .write_holder_v3(&self.store, meta.attributes.clone())
+                .await?;
+            self.meta = meta;
+            self.version = version;
+            return Ok(());
+        }
         if meta.zarr_format == ZarrFormat::V2 {
             let v = write_zattrs(
                 &self.store,
@@ -641,6 +836,10 @@ impl Group {
             self.version = write_update(&self.store, &key, meta.to_json(), &self.version).await?;
         }
         self.meta = meta;
+        if let Some(view) = &self.view {
+            view.refresh(&self.store, NodeMetadata::Group(self.meta.clone()))
+                .await?;
+        }
         Ok(())
     }
 
@@ -651,7 +850,30 @@ impl Group {
     /// that is not a valid key (a backslash, a control character) is
     /// [`HierarchyError::InvalidName`], and a child whose `zarr.json` cannot be read or
     /// parsed is an error, never skipped.
+    ///
+    /// A group read through consolidated metadata ([`Group::uses_consolidated`]) lists the
+    /// children it records instead, without a request: nodes added since by a writer that
+    /// did not refresh it are not seen ([`Group::without_consolidated`] lists the store).
     pub async fn children(&self) -> Result<Vec<(String, NodeKind)>, HierarchyError> {
+        if let Some(view) = &self.view {
+            return Ok(view.children().await);
+        }
+        Ok(self
+            .children_from_store()
+            .await?
+            .into_iter()
+            .map(|(name, node)| {
+                let kind = match node {
+                    Node::Array(_) => NodeKind::Array,
+                    Node::Group(_) => NodeKind::Group,
+                };
+                (name, kind)
+            })
+            .collect())
+    }
+
+    /// The children found by listing the store, opened from their own documents.
+    async fn children_from_store(&self) -> Result<Vec<(String, Node)>, HierarchyError> {
         let listing = self.store.list_dir(&self.path).await?;
         let candidates: Vec<(String, StoreKey)> = listing
             .prefixes
@@ -670,7 +892,13 @@ impl Group {
         let format = Some(self.meta.zarr_format);
         let opened: Vec<(String, Result<Node, HierarchyError>)> = futures::stream::iter(candidates)
             .map(|(name, child)| async move {
-                let node = open_node_as(&self.store, &child, DEFAULT_MAX_METADATA_BYTES, format);
+                let node = open_node_inner(
+                    &self.store,
+                    &child,
+                    DEFAULT_MAX_METADATA_BYTES,
+                    format,
+                    false,
+                );
                 (name, node.await)
             })
             .buffered(self.store.options().concurrency.max(1))
@@ -679,8 +907,7 @@ impl Group {
         let mut out = Vec::new();
         for (name, res) in opened {
             match res {
-                Ok(Node::Array(_)) => out.push((name, NodeKind::Array)),
-                Ok(Node::Group(_)) => out.push((name, NodeKind::Group)),
+                Ok(node) => out.push((name, node)),
                 Err(HierarchyError::NotFound { .. } | HierarchyError::NoNode { .. }) => {}
                 Err(e) => return Err(e),
             }
@@ -694,13 +921,29 @@ impl Group {
     }
 
     /// Create a child group (in the group's own format).
+    ///
+    /// In a hierarchy read through consolidated metadata (the group holds it, or was opened
+    /// through an ancestor holding it), the new node's entry is added to it: the holder's
+    /// `zarr.json` (or `.zmetadata`) is rewritten, conditionally on the version last read or
+    /// written (read again and retried when another writer changed it). If that fails the
+    /// node exists but the consolidated copy is stale:
+    /// [`HierarchyError::ConsolidatedNotRefreshed`].
     pub async fn create_group(
         &self,
         name: &str,
         attributes: Map<String, Value>,
     ) -> Result<Group, HierarchyError> {
         let path = self.child_path(name)?;
-        Group::create_as(&self.store, &path, attributes, false, self.meta.zarr_format).await
+        let mut g =
+            Group::create_as(&self.store, &path, attributes, false, self.meta.zarr_format).await?;
+        if let Some(view) = &self.view {
+            let child = view.child(name);
+            child
+                .refresh(&self.store, NodeMetadata::Group(g.meta.clone()))
+                .await?;
+            g.view = Some(child);
+        }
+        Ok(g)
     }
 
     /// The key of the group's own metadata document (`zarr.json` or `.zgroup`).
@@ -711,19 +954,88 @@ impl Group {
         })?)
     }
 
-    /// Create a child array.
+    /// Create a child array (refreshing consolidated metadata as [`Group::create_group`]).
     pub async fn create_array(
         &self,
         name: &str,
         spec: &ArraySpec,
     ) -> Result<ArrayNode, HierarchyError> {
-        ArrayNode::create(&self.store, &self.child_path(name)?, spec, false).await
+        let mut a = ArrayNode::create(&self.store, &self.child_path(name)?, spec, false).await?;
+        if let Some(view) = &self.view {
+            let child = view.child(name);
+            child
+                .refresh(&self.store, NodeMetadata::Array(Box::new(a.meta.clone())))
+                .await?;
+            a.view = Some(child);
+        }
+        Ok(a)
     }
 
-    /// Open a child node.
+    /// Open a child node: from the consolidated metadata when the group reads through it
+    /// and it records the child (no request), else from the child's own documents.
     pub async fn open_child(&self, name: &str) -> Result<Node, HierarchyError> {
-        open_node(&self.store, &self.child_path(name)?).await
+        let path = self.child_path(name)?;
+        if let Some(view) = &self.view
+            && let Some(node) = view.open_child(&self.store, &path, name).await
+        {
+            return Ok(node);
+        }
+        open_node(&self.store, &path).await
     }
+}
+
+/// Writes or refreshes the consolidated metadata of the group at `path`
+/// ([`Group::consolidate`]), opening the group without reading consolidated metadata it
+/// may hold (so that a corrupt `.zmetadata` is replaced, not an error). Returns the group
+/// and the number of nodes consolidated.
+pub async fn consolidate_metadata(
+    store: &Store,
+    path: &StoreKey,
+) -> Result<(Group, usize), HierarchyError> {
+    let mut group =
+        match open_node_inner(store, path, DEFAULT_MAX_METADATA_BYTES, None, false).await? {
+            Node::Group(g) => g,
+            Node::Array(a) => {
+                return Err(HierarchyError::WrongNodeType {
+                    url: store.url_of(&a.own_document()?),
+                    expected: "a group",
+                    found: "an array",
+                });
+            }
+        };
+    let n = group.consolidate().await?;
+    Ok((group, n))
+}
+
+/// Every node under `group` by path relative to the group it was started from (`prefix`:
+/// `group`'s own, `""` at the start), read from the store (listing, each node's own
+/// documents), parents before children.
+fn collect_from_store<'a>(
+    group: &'a Group,
+    prefix: String,
+    out: &'a mut ConsolidatedNodes,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), HierarchyError>> + Send + 'a>> {
+    Box::pin(async move {
+        for (name, node) in group.children_from_store().await? {
+            let rel = if prefix.is_empty() {
+                name
+            } else {
+                format!("{prefix}/{name}")
+            };
+            match node {
+                Node::Array(a) => {
+                    out.insert(rel, NodeMetadata::Array(Box::new(a.meta)));
+                }
+                Node::Group(g) => {
+                    let mut meta = g.meta.clone();
+                    meta.consolidated = None;
+                    out.insert(rel.clone(), NodeMetadata::Group(meta));
+                    collect_from_store(&g, rel, out).await?;
+                }
+            }
+        }
+        Ok(())
+    })
 }
 
 /// An opened array: its store, path and metadata. Reading and writing data is the job of the
@@ -736,6 +1048,10 @@ pub struct ArrayNode {
     version: ObjectVersion,
     /// The version of a v2 array's `.zattrs` (`None`: absent, or a v3 array).
     attrs_version: Option<ObjectVersion>,
+    /// The consolidated metadata the array was opened through (a write refreshes it).
+    view: Option<ConsolidatedView>,
+    /// Opened from consolidated metadata: its own documents were not read.
+    unread: bool,
 }
 
 impl ArrayNode {
@@ -761,7 +1077,7 @@ impl ArrayNode {
         max_metadata_bytes: u64,
         format: Option<ZarrFormat>,
     ) -> Result<Self, HierarchyError> {
-        match open_node_as(store, path, max_metadata_bytes, format).await? {
+        match open_node_inner(store, path, max_metadata_bytes, format, false).await? {
             Node::Array(a) => Ok(a),
             Node::Group(g) => Err(HierarchyError::WrongNodeType {
                 url: store.url_of(&g.own_document()?),
@@ -789,6 +1105,8 @@ impl ArrayNode {
             meta,
             version,
             attrs_version,
+            view: None,
+            unread: false,
         })
     }
 
@@ -805,6 +1123,8 @@ impl ArrayNode {
             meta: spec.build()?,
             version: ObjectVersion::default(),
             attrs_version: None,
+            view: None,
+            unread: false,
         })
     }
 
@@ -844,11 +1164,26 @@ impl ArrayNode {
     }
 
     /// Replace the attributes with `f(old)` and write `zarr.json` (conditionally where
-    /// supported).
+    /// supported). An array opened through consolidated metadata reads its own documents
+    /// first and refreshes the consolidated copy after (see [`Group::create_group`]).
     pub async fn update_attributes(
         &mut self,
         f: impl FnOnce(&mut Map<String, Value>),
     ) -> Result<(), HierarchyError> {
+        if self.unread {
+            let fresh = ArrayNode::open_as(
+                &self.store,
+                &self.path,
+                DEFAULT_MAX_METADATA_BYTES,
+                Some(self.meta.zarr_format()),
+            )
+            .await?;
+            let verify = self.meta.codecs().verify_checksums();
+            self.meta = fresh.meta.with_verify_checksums(verify);
+            self.version = fresh.version;
+            self.attrs_version = fresh.attrs_version;
+            self.unread = false;
+        }
         let mut meta = self.meta.clone();
         let mut attrs = meta.attributes().clone();
         f(&mut attrs);
@@ -868,6 +1203,13 @@ impl ArrayNode {
             self.version = write_update(&self.store, &key, meta.to_json(), &self.version).await?;
         }
         self.meta = meta;
+        if let Some(view) = &self.view {
+            view.refresh(
+                &self.store,
+                NodeMetadata::Array(Box::new(self.meta.clone())),
+            )
+            .await?;
+        }
         Ok(())
     }
 }

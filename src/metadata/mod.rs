@@ -7,6 +7,7 @@
 //! library-private attributes.
 
 mod codec_spec;
+pub mod consolidated;
 mod data_type;
 mod error;
 mod fill_value;
@@ -19,6 +20,7 @@ mod time;
 pub mod v2;
 
 pub use codec_spec::CodecSpec;
+pub use consolidated::{ConsolidatedNodes, ZMETADATA};
 pub use data_type::{DataType, UnknownDataType};
 pub use error::MetadataError;
 pub use fill_value::has_malformed_hex_string;
@@ -34,7 +36,6 @@ pub use v2::{ZARRAY, ZATTRS, ZGROUP, ZarrFormat};
 
 use crate::codec::{CodecPipeline, sharding::fixed_size};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
 use zarrs::array::{DataType as ZarrsDataType, FillValue};
 use zarrs::metadata::v3::{ArrayMetadataV3, MetadataV3};
 use zarrs::metadata::{DimensionName, FillValueMetadata};
@@ -717,8 +718,11 @@ fn canonical_codec(m: &MetadataV3) -> Value {
 pub struct GroupMetadata {
     /// User attributes.
     pub attributes: Map<String, Value>,
-    /// zarr-python inline consolidated metadata, if present: flattened relative path → node.
-    pub consolidated: Option<BTreeMap<String, NodeMetadata>>,
+    /// Consolidated metadata, if present: flattened relative path → node (see
+    /// [`consolidated`]). Read from the inline block of a v3 `zarr.json` and from a v2
+    /// group's `.zmetadata` (by the hierarchy layer); written back in `zarr.json` for v3
+    /// (a v2 group's `.zmetadata` is written by [`consolidated::zmetadata_document`]).
+    pub consolidated: Option<ConsolidatedNodes>,
     /// Additional top-level fields marked `"must_understand": false` (other than
     /// `consolidated_metadata`).
     pub extra: Map<String, Value>,
@@ -754,7 +758,14 @@ impl GroupMetadata {
         let mut extra = check_unknown_fields(&mut obj, &known, key)?;
         let attributes = take_attributes(&mut obj, key)?;
         let consolidated = match extra.remove("consolidated_metadata") {
-            Some(Value::Object(cm)) => Some(parse_consolidated(cm, key)?),
+            Some(Value::Object(cm)) => Some(consolidated::parse_inline(cm, key)?),
+            Some(other) => {
+                return Err(MetadataError::InvalidField {
+                    key: key.to_string(),
+                    field: "consolidated_metadata".into(),
+                    reason: format!("expected an object, found {}", type_name(&other)),
+                });
+            }
             _ => None,
         };
         Ok(GroupMetadata {
@@ -772,13 +783,9 @@ impl GroupMetadata {
         o.insert("node_type".into(), Value::from("group"));
         o.insert("attributes".into(), Value::Object(self.attributes.clone()));
         if let Some(c) = &self.consolidated {
-            let mut md = Map::new();
-            for (k, v) in c {
-                md.insert(k.clone(), v.to_value());
-            }
             o.insert(
                 "consolidated_metadata".into(),
-                serde_json::json!({"kind": "inline", "must_understand": false, "metadata": md}),
+                consolidated::inline_value(c),
             );
         }
         for (k, v) in &self.extra {
@@ -814,42 +821,4 @@ impl GroupMetadata {
             }
         }
     }
-}
-
-fn parse_consolidated(
-    mut cm: Map<String, Value>,
-    key: &str,
-) -> Result<BTreeMap<String, NodeMetadata>, MetadataError> {
-    let f = "consolidated_metadata";
-    if cm.get("kind").and_then(Value::as_str) != Some("inline") {
-        return Err(MetadataError::InvalidField {
-            key: key.to_string(),
-            field: format!("{f}.kind"),
-            reason: format!("expected \"inline\", got {:?}", cm.get("kind")),
-        });
-    }
-    let md = match cm.remove("metadata") {
-        Some(Value::Object(m)) => m,
-        _ => {
-            return Err(MetadataError::InvalidField {
-                key: key.to_string(),
-                field: format!("{f}.metadata"),
-                reason: "expected an object".into(),
-            });
-        }
-    };
-    let mut out = BTreeMap::new();
-    for (path, v) in md {
-        let sub_key = format!("{key}#{f}.metadata[{path:?}]");
-        let Value::Object(o) = v else {
-            return Err(MetadataError::MalformedJson {
-                key: sub_key,
-                reason: "expected a JSON object".into(),
-            });
-        };
-        check_format(&o, &sub_key)?;
-        let node = NodeMetadata::from_map(o, &sub_key)?;
-        out.insert(path, node);
-    }
-    Ok(out)
 }

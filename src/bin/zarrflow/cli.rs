@@ -61,6 +61,9 @@ pub enum Command {
     Create(CreateArgs),
     /// Copy an array or a whole hierarchy, re-chunking, re-sharding or re-encoding it.
     Copy(CopyArgs),
+    /// Write or refresh a group's consolidated metadata (zarr-python's
+    /// consolidate_metadata): every node below it, in its zarr.json (v3) or .zmetadata (v2).
+    Consolidate(ConsolidateArgs),
 }
 
 /// `zarrflow info`.
@@ -314,7 +317,8 @@ chunk shape when it divides the new shards; --chunks alone makes an unsharded co
 destination shard (or chunk) is read from the source and written whole, --jobs at once, so
 memory stays within about 20 MB + jobs x 6 x (uncompressed shard bytes); e.g. about 100 MB
 measured for two jobs of 16 MiB shards. A progress bar (shards, bytes, rate, ETA) is shown when standard error
-is a terminal; nothing is printed otherwise.")]
+is a terminal; nothing is printed otherwise. A source group holding consolidated metadata is read
+through it, and DST gets consolidated metadata too (--consolidate: also when SRC has none).")]
 pub struct CopyArgs {
     /// The source array or group.
     #[arg(value_name = "SRC")]
@@ -333,4 +337,25 @@ pub struct CopyArgs {
     /// Never show a progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Write consolidated metadata at DST's root group (it is written anyway when SRC's
+    /// root holds it).
+    #[arg(long)]
+    pub consolidate: bool,
+}
+
+/// `zarrflow consolidate`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  zarrflow consolidate hierarchy.zarr
+  zarrflow consolidate s3://bucket/hierarchy.zarr
+
+Reads every node below the group (listing each group) and writes their metadata into the
+group's zarr.json (Zarr v3: the inline \"consolidated_metadata\" block zarr-python writes) or
+.zmetadata (Zarr v2), replacing what was there. Afterwards info, tree and copy read the whole
+hierarchy's metadata with one request. zarrflow refreshes it when it creates a node or changes
+attributes through a group opened from it; other writers (zarr-python, zarrflow create at a
+path inside the hierarchy) leave it stale: run this again.")]
+pub struct ConsolidateArgs {
+    #[arg(help = URL_HELP)]
+    pub url: String,
 }

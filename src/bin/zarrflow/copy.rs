@@ -20,7 +20,9 @@ pub async fn run(args: CopyArgs) -> Result<()> {
     let plan = plan_copy(&src, &dst, &layout).await.map_err(cli_error)?;
     let (arrays, units, bytes) = (plan.arrays(), plan.units(), plan.bytes());
     let progress = Arc::new(Progress::new(units, bytes, args.quiet));
-    let mut options = CopyOptions::default().with_overwrite(args.overwrite);
+    let mut options = CopyOptions::default()
+        .with_overwrite(args.overwrite)
+        .with_consolidate(args.consolidate);
     if let Some(jobs) = args.jobs {
         options = options.with_jobs(jobs);
     }

@@ -71,6 +71,9 @@ async fn group_json(g: &Group) -> Result<Map<String, Value>> {
         "consolidated".into(),
         json!(g.metadata().consolidated.is_some()),
     );
+    if let Some(nodes) = &g.metadata().consolidated {
+        o.insert("consolidated_nodes".into(), json!(nodes.len()));
+    }
     Ok(o)
 }
 
@@ -264,6 +267,11 @@ fn text(o: &Map<String, Value>) -> String {
             _ => String::new(),
         };
         line("children", children);
+        let consolidated = match get("consolidated_nodes") {
+            Value::Number(n) => format!("yes, {n} node(s): children and tree are read from it"),
+            _ => "no".into(),
+        };
+        line("consolidated", consolidated);
     }
     let mut s = lines.join("\n");
     s.push('\n');

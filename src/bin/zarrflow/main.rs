@@ -9,6 +9,7 @@
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 
 mod cli;
+mod consolidate;
 mod copy;
 mod count;
 mod create;
@@ -200,5 +201,6 @@ async fn run(command: Command) -> error::Result<()> {
         Command::Set(args) => set::run(args).await,
         Command::Create(args) => create::run(args).await,
         Command::Copy(args) => copy::run(args).await,
+        Command::Consolidate(args) => consolidate::run(args).await,
     }
 }
