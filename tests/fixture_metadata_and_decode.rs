@@ -69,7 +69,8 @@ async fn array_fixtures_open_round_trip_and_decode() {
         // the manifest's fill value means the same bits
         let mut fv_meta: zarrs::metadata::FillValueMetadata =
             serde_json::from_value(a["fill_value"].clone()).unwrap();
-        if a["zarr_format"] == 2 {
+        let text = meta.dtype().is_some_and(|d| d.is_text());
+        if a["zarr_format"] == 2 && !text {
             // the v2 form (`null`, 0 for a bool, ...) in zarrs' v3 terms
             fv_meta = zarrs::convert::fill_value_metadata_v2_to_v3(
                 &fv_meta,
@@ -86,7 +87,13 @@ async fn array_fixtures_open_round_trip_and_decode() {
                 fv_meta = zarrs::metadata::FillValueMetadata::from("NaT");
             }
         }
-        let fv = meta.data_type().fill_value_v3(&fv_meta).unwrap();
+        // (the fixed-width text types' fill values as zarr-python writes them: `fixed_text`)
+        let fv = zarrflow::metadata::fixed_text::fill_value(
+            &meta.zarrs_metadata().data_type,
+            meta.data_type(),
+            &fv_meta,
+        )
+        .unwrap_or_else(|| panic!("{path}: fill value"));
         let nan_any = a["fill_value"] == "NaN"
             || a["fill_value"]
                 .as_array()

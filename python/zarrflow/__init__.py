@@ -106,12 +106,17 @@ def _zarr_data_type(dtype: Any) -> str:
         return dt.name
     if dt.kind in "Mm":
         return dt.name  # datetime64[10s], timedelta64[ns]: zarrflow's names for them
-    if dt.kind in "UT":  # <U n and StringDType: variable-length strings, as zarr-python
+    if dt.kind == "U" and dt.itemsize:  # <U n: fixed_length_utf32, as zarr-python
+        return f"U{dt.itemsize // 4}"
+    if dt.kind == "S" and dt.itemsize:  # |S n: null_terminated_bytes, as zarr-python
+        return f"S{dt.itemsize}"
+    if dt.kind in "UT":  # str (<U0) and StringDType: variable-length strings, as zarr-python
         return "string"
     raise InvalidValueError(
         f"data type {dt} is not supported (bool, int8..int64, uint8..uint64, float16, "
         "float32, float64, complex64, complex128, datetime64[unit], timedelta64[unit], "
-        "raw bytes r<bits>, str (string) or bytes (variable-length bytes))"
+        "raw bytes r<bits>, <U n / |S n (fixed-width text), str (string) or bytes "
+        "(variable-length bytes))"
     )
 
 

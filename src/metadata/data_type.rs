@@ -311,7 +311,7 @@ impl DataType {
     pub fn valid_names() -> String {
         let mut names: Vec<&str> = NAMED.iter().chain(&VARIABLE).map(DataType::name).collect();
         names.push("r<bits> (bits a multiple of 8)");
-        names.push("U<chars> / S<bytes> (fixed-width text, NumPy's <U n / |S n)");
+        names.push("U<n>, S<n>");
         names.push(
             "datetime64[UNIT], timedelta64[UNIT] (UNIT one of Y M W D h m s ms us ns ps fs as, \
              optionally scaled: 10s)",

@@ -705,8 +705,8 @@ mod tests {
     #[test]
     fn unsupported_data_types_are_named_not_read_as_bytes() {
         for dtype in [
-            "|O", "<U5", "|S3", "<f16", "<i3", "|b2", "|M8[s]", "<M8[ns", "<M8[0s]", "<m8[x]",
-            "<M4",
+            "|O", "<U0", "|S0", ">S3x", "<f16", "<i3", "|b2", "|M8[s]", "<M8[ns", "<M8[0s]",
+            "<m8[x]", "<M4",
         ] {
             let e = err(serde_json::json!({ "dtype": dtype }));
             let MetadataError::UnsupportedV2DataType { dtype: got, .. } = &e else {
