@@ -48,7 +48,11 @@ def test_fixture_array_reads_as_zarr_python_and_the_expected_values(entry):
             out = a.oindex[key]
         else:
             out = a.vindex[key]
-        assert same(np.asarray(out).reshape(sel["shape"]), np.load(TEST_DATA / sel["expected"])), (
+        want = np.load(TEST_DATA / sel["expected"])
+        out = np.asarray(out)
+        if out.ndim == 0 and want.dtype.kind in "US":
+            out = out.astype(want.dtype)  # a text scalar is NumPy's, at its own width (<U1)
+        assert same(out.reshape(sel["shape"]), want), (
             entry["path"],
             sel["selection"],
             sel["mode"],

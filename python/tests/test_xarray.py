@@ -173,3 +173,23 @@ def test_an_array_url_is_not_a_dataset(tmp_path):
         xr.open_dataset(url, engine="zarrflow")
     with pytest.raises(zarrflow.NodeNotFoundError):
         xr.open_dataset(str(tmp_path / "missing.zarr"), engine="zarrflow")
+
+
+@pytest.mark.parametrize("zarr_format", [3, 2])
+def test_string_coordinates_and_consolidated_metadata_open(tmp_path, zarr_format):
+    """A consolidated dataset with string coordinates (fixed-width and variable-length) opens
+    through the backend as through xarray's own."""
+    ds = xr.Dataset(
+        {"t": (("x",), np.arange(4.0))},
+        coords={
+            "x": ["a", "bb", "c\u00e9", ""],
+            "label": ("x", np.array(["p", "qq", "r", "s"], dtype="<U2")),
+            "name": ("x", np.array(["one", "two", "three", "\U0001F600"], dtype=object)),
+        },
+    )
+    path = str(tmp_path / "s.zarr")
+    ds.to_zarr(path, consolidated=True, zarr_format=zarr_format)
+    ours = xr.open_dataset(path, engine="zarrflow")
+    theirs = xr.open_zarr(path, consolidated=True)
+    for name in ("x", "label", "name", "t"):
+        assert ours[name].values.tolist() == theirs[name].values.tolist(), name

@@ -155,6 +155,16 @@ def _cast(value: Any, dtype: np.dtype) -> np.ndarray:
         f"values of dtype {src} cannot be written to an array of dtype {dst} "
         f"without changing them (cast them first, e.g. values.astype({dst.name!r}))"
     )
+    if dst.kind in "US":
+        # fixed-width text takes text of its kind that fits (NumPy would cut longer values)
+        if src.kind not in ("UT" if dst.kind == "U" else "S"):
+            raise refuse
+        cast = arr.astype(dst)
+        if not (cast == arr).all():
+            raise InvalidValueError(
+                f"a value is longer than the array's dtype {dst} holds (NumPy would cut it)"
+            )
+        return np.ascontiguousarray(cast)
     if dst.kind == "V":
         if src.kind == "V" and src.itemsize == dst.itemsize:
             return np.ascontiguousarray(arr.view(dst))
