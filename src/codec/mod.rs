@@ -556,6 +556,31 @@ impl CodecPipeline {
         Ok(enc.into_owned())
     }
 
+    /// Undoes the bytes→bytes codecs of a stored chunk, last first, each stage bounded by the
+    /// size its representation gives (`reps`).
+    fn decode_bytes_stages<'a>(
+        &self,
+        encoded: &'a [u8],
+        reps: &Representations,
+        opts: &CodecOptions,
+        key: &str,
+    ) -> Result<Cow<'a, [u8]>, CodecError> {
+        let mut raw: Cow<'a, [u8]> = Cow::Borrowed(encoded);
+        for (i, c) in self.chain.bytes_to_bytes_codecs().iter().enumerate().rev() {
+            let decoded = reps.bytes[i];
+            raw = bounds::decode_stage(
+                c,
+                self.kinds[i],
+                raw,
+                &decoded,
+                bounds::limit_of(decoded),
+                opts,
+                key,
+            )?;
+        }
+        Ok(raw)
+    }
+
     /// Decodes a chunk of the real data type into handles (the stored bytes checked by
     /// [`vlen::check_interleaved`] before zarrs decodes them).
     fn decode_vlen(
@@ -568,19 +593,7 @@ impl CodecPipeline {
         let opts = self.decode_options();
         let reps = self.representations(shape, &v.data_type, &v.fill_value, key)?;
         self.check_stored_reps(encoded.len() as u64, &reps, key)?;
-        let mut raw: Cow<'_, [u8]> = Cow::Borrowed(encoded);
-        for (i, c) in self.chain.bytes_to_bytes_codecs().iter().enumerate().rev() {
-            let decoded = reps.bytes[i];
-            raw = bounds::decode_stage(
-                c,
-                self.kinds[i],
-                raw,
-                &decoded,
-                bounds::limit_of(decoded),
-                &opts,
-                key,
-            )?;
-        }
+        let raw = self.decode_bytes_stages(encoded, &reps, &opts, key)?;
         let n = shape.iter().map(|v| v.get()).product::<u64>();
         vlen::check_interleaved(&raw, n, v.kind, key)?;
         let dec = self
@@ -701,19 +714,7 @@ impl CodecPipeline {
         }
         let reps = self.representations(&shape_nz, data_type, fill_value, key)?;
         self.check_stored_reps(encoded.len() as u64, &reps, key)?;
-        let mut raw: Cow<'_, [u8]> = Cow::Borrowed(encoded);
-        for (i, c) in self.chain.bytes_to_bytes_codecs().iter().enumerate().rev() {
-            let decoded = reps.bytes[i];
-            raw = bounds::decode_stage(
-                c,
-                self.kinds[i],
-                raw,
-                &decoded,
-                bounds::limit_of(decoded),
-                &opts,
-                key,
-            )?;
-        }
+        let raw = self.decode_bytes_stages(encoded, &reps, &opts, key)?;
         let Some(sh) = self.sharding() else {
             let dec = self
                 .tail

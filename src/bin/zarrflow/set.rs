@@ -79,6 +79,12 @@ fn check_npy_header(
             header.descr.ty,
         )));
     }
+    check_value_count(header, path, target)
+}
+
+/// Refuses a `--from` file whose shape holds more values than the selection (a shape that
+/// broadcasts to the selection's has at most as many; one, for an empty selection).
+pub fn check_value_count(header: &NpyHeader, path: &Path, target: &[u64]) -> Result<()> {
     let values = Count::of_shape(&header.shape);
     let most = Count::of_shape(target).max(Count::Exact(1));
     if values > most {

@@ -11,7 +11,6 @@ use std::path::Path;
 use zarrflow::npy::{self, NpyHeader, NpyKind};
 use zarrflow::{ArrayView, DataType};
 
-use crate::count::Count;
 use crate::error::{CliError, Result};
 use crate::get::{finish_print, shown};
 use crate::output::{Stdout, stdout_error};
@@ -158,18 +157,7 @@ pub fn check_npy_header(
             },
         )));
     }
-    let values = Count::of_shape(&header.shape);
-    let most = Count::of_shape(target).max(Count::Exact(1));
-    if values > most {
-        return Err(CliError::usage(format!(
-            "--from {}: its shape {:?} ({values} values) does not broadcast to the selection's \
-             shape {target:?} ({} values)",
-            quoted_path(path),
-            header.shape,
-            Count::of_shape(target)
-        )));
-    }
-    Ok(())
+    crate::set::check_value_count(header, path, target)
 }
 
 /// Writes `values` (byte strings of `shape`) into `view`, broadcast.
