@@ -38,6 +38,12 @@
 //! best peer's (< 1: zarrflow faster). The 10 ms cases have no TensorStore time: its
 //! latency would need a delaying HTTP or S3 server, which this benchmark does not run.
 //!
+//! Bytes read: one zarrflow read of each local box with `rchar` (`/proc/self/io`) taken
+//! around it, against what it needs (the stored inner chunks it touches and their shards'
+//! indexes, from `explain_read`). Decode floor: every inner chunk decoded by zstd into a
+//! reused buffer, shards preloaded, no assembly, on one thread and on every core; read all's
+//! time over it.
+//!
 //! Peak memory: each library's read-all runs once in a child process (this binary re-executed
 //! with `--child-peak LIB DIR`), which reports `VmHWM` from `/proc/self/status`.
 
@@ -281,6 +287,39 @@ fn main() {
     table.add_tensorstore(tensorstore_reads(&dir, &cfg, &points));
     table.print();
 
+    // ---------------------------------------------------------------- bytes read, decode floor
+    println!();
+    println!(
+        "bytes zarrflow reads from local files (rchar of /proc/self/io around one read) against \
+         the stored bytes of the inner chunks it needs and their shard indexes:"
+    );
+    for (case, sub) in [("read all", &all), ("sub-box", &cfg.sub)] {
+        let zf = rt.block_on(zf_open_local(&dir));
+        let needed = rt.block_on(zf_needed_bytes(&zf, sub));
+        let before = rchar();
+        let v = rt.block_on(zf_read_box(&zf, sub));
+        let read = rchar() - before;
+        assert_eq!(sum(&v), checksum_box(sub), "zarrflow {case}");
+        println!(
+            "  {case:<10} read {:>7.2} MiB, needed {:>7.2} MiB: {:.3}x",
+            read as f64 / (1 << 20) as f64,
+            needed as f64 / (1 << 20) as f64,
+            read as f64 / needed.max(1) as f64
+        );
+    }
+    let (one, all_cores) = decode_floor(&dir, cfg.n, cfg.reps, cores);
+    let read_all = table.rows[0].2[0];
+    println!();
+    println!(
+        "decode floor of read all (every inner chunk through zstd into a reused buffer, shards \
+         preloaded, no assembly; best of {}): 1 thread {:.1} ms, {cores} threads {:.1} ms; \
+         zarrflow read all / floor = {:.2}x",
+        cfg.reps,
+        one.as_secs_f64() * 1e3,
+        all_cores.as_secs_f64() * 1e3,
+        read_all.as_secs_f64() / all_cores.as_secs_f64()
+    );
+
     // ---------------------------------------------------------------- peak memory
     let out_mib = (cfg.n.pow(3) * 2) as f64 / (1 << 20) as f64;
     println!();
@@ -501,6 +540,93 @@ async fn zf_gather(a: &ZfArray, points: &[Point]) -> Vec<u16> {
     let sel = Selection::new(vec![axis(0), axis(1), axis(2)]);
     let v = a.view().vindex(&sel).unwrap().read::<u16>().await.unwrap();
     v.into_raw_vec_and_offset().0
+}
+
+/// Bytes the process has read through read(2)-like calls so far (`rchar`).
+fn rchar() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/io").unwrap_or_default();
+    s.lines()
+        .find_map(|l| l.strip_prefix("rchar: "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// What a read of box `b` cannot do without: the stored bytes of the inner chunks it
+/// touches, plus the index of every touched shard (from zarrflow's own explanation).
+async fn zf_needed_bytes(a: &ZfArray, b: &[std::ops::Range<u64>; 3]) -> u64 {
+    let sel = Selection::new(
+        b.iter()
+            .map(|r| SelectionItem::from(r.start as i64..r.end as i64))
+            .collect(),
+    );
+    let explain = a.view().get(&sel).unwrap().explain_read().await.unwrap();
+    explain
+        .targets
+        .iter()
+        .map(|t| {
+            let index = t.index.as_ref().map_or(0, |i| i.bytes);
+            let data: u64 = t.inner_chunks.as_ref().map_or(0, |inner| {
+                inner
+                    .chunks
+                    .iter()
+                    .filter_map(|c| c.range.map(|[s, e]| e - s))
+                    .sum()
+            });
+            index + data
+        })
+        .sum()
+}
+
+/// The decode floor of read all: every inner chunk of every shard decoded by zstd into a
+/// reused buffer (the shards read into memory first, untimed; no index cache, no
+/// assembly), on one thread and on `threads` threads; best of `reps` each.
+fn decode_floor(dir: &Path, n: u64, reps: usize, threads: usize) -> (Duration, Duration) {
+    let per_shard = (SHARD / INNER).pow(3) as usize;
+    let index_len = per_shard * 16 + 4;
+    let s = n / SHARD.min(n);
+    let mut shards: Vec<Vec<u8>> = Vec::new();
+    for z in 0..s {
+        for y in 0..s {
+            for x in 0..s {
+                shards.push(std::fs::read(dir.join(format!("c/{z}/{y}/{x}"))).unwrap());
+            }
+        }
+    }
+    let chunk_bytes = (INNER.pow(3) * 2) as usize;
+    let decode = |part: &[Vec<u8>]| {
+        let mut d = zstd::bulk::Decompressor::new().unwrap();
+        let mut buf = Vec::with_capacity(chunk_bytes);
+        let mut total = 0usize;
+        for shard in part {
+            let index = &shard[shard.len() - index_len..shard.len() - 4];
+            for e in index.chunks_exact(16) {
+                let off = u64::from_le_bytes(e[..8].try_into().unwrap()) as usize;
+                let len = u64::from_le_bytes(e[8..].try_into().unwrap()) as usize;
+                if off == usize::MAX {
+                    continue;
+                }
+                buf.clear();
+                d.decompress_to_buffer(&shard[off..off + len], &mut buf)
+                    .unwrap();
+                total += buf.len();
+            }
+        }
+        total
+    };
+    let want = (n.pow(3) * 2) as usize;
+    let one = best(reps, || assert_eq!(decode(&shards), want));
+    let per = shards.len().div_ceil(threads.max(1));
+    let many = best(reps, || {
+        let total: usize = std::thread::scope(|scope| {
+            let handles: Vec<_> = shards
+                .chunks(per)
+                .map(|part| scope.spawn(move || decode(part)))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        assert_eq!(total, want);
+    });
+    (one, many)
 }
 
 // -------------------------------------------------------------------------- zarrs
