@@ -18,10 +18,19 @@ fn get_explain_prints_the_requests_the_read_makes() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("2 shards touched"), "{text}");
-    assert!(text.contains("partial"), "{text}");
-    assert!(text.contains("GET suffix c/0/0 last 68 bytes"), "{text}");
+    // a local path reads in place: one open per shard, then its 68-byte index and the two
+    // 25-byte inner chunks needed are read from the open file
+    assert!(text.contains("in place"), "{text}");
     assert!(
-        text.contains("the read makes 4 requests for 236 bytes: 2 index requests (136 bytes), 2 data requests (100 bytes)"),
+        text.contains("GET c/0/0: opened once, 118 bytes read in place (index, 2 inner chunks)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the read makes 2 requests for 236 bytes: 0 index requests (0 bytes), 2 data requests (236 bytes)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("explaining made 2 requests (2 for shard indexes)"),
         "{text}"
     );
     assert!(text.contains("no chunk data was read"), "{text}");
@@ -32,13 +41,15 @@ fn get_explain_prints_the_requests_the_read_makes() {
 fn get_explain_json_has_the_totals() {
     let out = ok(&["get", &fixture(PARTIAL), "0,22:42", "--explain", "--json"]);
     let v: Value = serde_json::from_str(&out).expect("JSON");
-    assert_eq!(v["totals"]["requests"], 4);
-    assert_eq!(v["totals"]["index_requests"], 2);
+    assert_eq!(v["totals"]["requests"], 2);
+    assert_eq!(v["totals"]["index_requests"], 0);
     assert_eq!(v["totals"]["data_requests"], 2);
+    assert_eq!(v["totals"]["bytes"], 236);
     assert_eq!(v["totals"]["explain_requests"], 2);
-    assert_eq!(v["targets"][0]["strategy"], "partial");
-    assert_eq!(v["targets"][0]["index"]["source"], "store");
-    assert_eq!(v["targets"][0]["requests"][1]["method"], "GET range");
+    assert_eq!(v["targets"][0]["strategy"], "in_place");
+    assert_eq!(v["targets"][0]["index"]["source"], "object");
+    assert_eq!(v["targets"][0]["requests"][0]["method"], "GET");
+    assert_eq!(v["targets"][0]["requests"][0]["purpose"], "in_place");
     assert_eq!(v["targets"][0]["inner_chunks"]["touched"], 2);
     // gathers too
     let out = ok(&[

@@ -39,7 +39,8 @@ fn verbose_get_logs_requests_on_stderr_and_prints_the_same_values() {
     let verbose = run_env(&["-v", "get", &path, "0:2,0:2"], None);
     assert_eq!(verbose.stdout, quiet.stdout, "-v changes standard output");
     let err = text(&verbose.stderr);
-    // the metadata and the shard's index and inner chunk, each a store request naming its key
+    // the metadata and the shard, each a store request naming its key: a local shard is
+    // opened once and read in place (its index and the inner chunk, positioned reads)
     let requests: Vec<&str> = err
         .lines()
         .filter(|l| l.contains("zarrflow::store"))
@@ -53,13 +54,12 @@ fn verbose_get_logs_requests_on_stderr_and_prints_the_same_values() {
     assert!(
         requests
             .iter()
-            .any(|l| l.contains("GET suffix") && l.contains("key=c/0/0") && l.contains("bytes=68")),
+            .any(|l| l.contains("GET") && l.contains("key=c/0/0") && l.contains("in_file=true")),
         "{err}"
     );
     assert!(
-        requests
-            .iter()
-            .any(|l| l.contains("GET range") && l.contains("key=c/0/0")),
+        err.lines()
+            .any(|l| l.contains("read shard") && l.contains("in place")),
         "{err}"
     );
     assert!(err.contains("planned a read"), "{err}");

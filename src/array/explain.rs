@@ -87,6 +87,9 @@ pub enum Purpose {
     Data,
     /// A whole shard or chunk (data; for a shard, its index too).
     Object,
+    /// A shard opened once on a store that reads in place, of which only the index and the
+    /// needed inner chunks are read (`bytes` counts those).
+    InPlace,
     /// Size and existence of an object (explaining only).
     Probe,
     /// Storing a shard or chunk.
@@ -181,6 +184,13 @@ impl fmt::Display for Request {
                 plural(self.inner_chunks)
             ),
             Purpose::Object => write!(f, ": {} bytes (the whole object)", self.bytes),
+            Purpose::InPlace => write!(
+                f,
+                ": opened once, {} bytes read in place (index, {} inner chunk{})",
+                self.bytes,
+                self.inner_chunks,
+                plural(self.inner_chunks)
+            ),
             Purpose::Probe => f.write_str(": size and version"),
             Purpose::Write => f.write_str(": the new object"),
         }
@@ -196,6 +206,10 @@ pub enum ReadStrategy {
     Whole,
     /// Some inner chunks are needed: the index, then their coalesced ranges.
     Partial,
+    /// Some inner chunks are needed from a store that reads in place (a local file, memory;
+    /// see [`Store::reads_in_place`](crate::store::Store::reads_in_place)): the shard is
+    /// opened once and exactly its index and the needed inner chunks are read from it.
+    InPlace,
     /// A codec wraps the sharding codec: one GET, decoded whole through the pipeline.
     Pipeline,
     /// A chunk of an unsharded array: one GET.
@@ -656,7 +670,16 @@ async fn explain_shard_read(
     let stored = ranges.len() as u64;
     let size = entry.as_ref().map(|e| e.shard_size);
     let mut requests = Vec::new();
-    let index_source = if whole {
+    let in_place = store.reads_in_place();
+    let index_source = if in_place {
+        // one open; only the index and the needed inner chunks are read of the object
+        let read = size
+            .map(|_| codec.encoded_size() + ranges.iter().map(|r| r.end - r.start).sum::<u64>());
+        let mut request = Request::new(Method::Get, &key, Purpose::InPlace).found(read);
+        request.inner_chunks = stored;
+        requests.push(request);
+        IndexSource::Object
+    } else if whole {
         requests.push(Request::new(Method::Get, &key, Purpose::Object).found(size));
         IndexSource::Object
     } else {
@@ -689,7 +712,9 @@ async fn explain_shard_read(
     let target = ReadTarget {
         key: key.to_string(),
         coords: work.shard.chunk_coords.clone(),
-        strategy: if whole {
+        strategy: if in_place {
+            ReadStrategy::InPlace
+        } else if whole {
             ReadStrategy::Whole
         } else {
             ReadStrategy::Partial
@@ -916,6 +941,9 @@ impl fmt::Display for ReadExplain {
             match target.strategy {
                 ReadStrategy::Whole => f.write_str("whole shard, one GET")?,
                 ReadStrategy::Partial => f.write_str("partial: index, then inner-chunk ranges")?,
+                ReadStrategy::InPlace => {
+                    f.write_str("in place: one open, the index and inner chunks read from it")?
+                }
                 ReadStrategy::Pipeline => {
                     f.write_str("one GET, decoded whole through the pipeline")?
                 }

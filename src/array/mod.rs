@@ -41,6 +41,7 @@ mod inner_targets;
 mod planned;
 mod pool;
 mod read;
+mod result_buffer;
 mod retry;
 mod scatter;
 mod view;

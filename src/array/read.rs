@@ -54,13 +54,53 @@ enum Payload {
 
 /// An encoded chunk (or inner chunk) waiting to be decoded into the result.
 struct Encoded {
-    bytes: Bytes,
+    bytes: EncodedBytes,
     /// Its declared shape.
     shape: Vec<u64>,
     /// An inner chunk of a shard (inner codecs), or a chunk (the array's codecs).
     inner: bool,
     /// Names it in errors.
     name: String,
+}
+
+/// Where the bytes of an [`Encoded`] chunk are.
+enum EncodedBytes {
+    /// In memory.
+    Shared(Bytes),
+    /// Still in the open file of a shard read in place, at `range`: read by the copy stage
+    /// into its thread's reused buffer just before it decodes them, so a read holds no
+    /// encoded bytes between its decode and copy stages (only open files).
+    InFile {
+        object: Arc<FetchedObject>,
+        range: std::ops::Range<u64>,
+    },
+}
+
+/// Encoded bytes read from a file by a copy thread: reused from chunk to chunk, given back
+/// when a chunk larger than this left it grown.
+const KEPT_ENCODED_BUFFER: usize = 16 << 20;
+
+thread_local! {
+    static ENCODED_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl EncodedBytes {
+    /// Calls `f` with the encoded bytes (read from the file first, into this thread's
+    /// reused buffer, when they are still there).
+    fn with<R>(&self, f: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> {
+        match self {
+            EncodedBytes::Shared(bytes) => f(bytes),
+            EncodedBytes::InFile { object, range } => ENCODED_BUFFER.with(|buf| {
+                let mut buf = buf.borrow_mut();
+                let read = object.read_range_into(range.clone(), &mut buf);
+                let out = read.map_err(ArrayError::from).and_then(|()| f(&buf));
+                if buf.capacity() > KEPT_ENCODED_BUFFER {
+                    *buf = Vec::new();
+                }
+                out
+            }),
+        }
+    }
 }
 
 /// How the stored chunks of one kind (the array's chunks, or a shard's inner chunks)
@@ -423,15 +463,17 @@ fn copy_one(
                 (_, false) => meta.codecs(),
                 (None, true) => return Err(bad()),
             };
-            pipeline.decode_into(
-                &chunk.bytes,
-                &chunk.shape,
-                meta.exec_data_type(),
-                meta.exec_fill_value(),
-                &chunk.name,
-                run,
-            )?;
-            Ok(())
+            chunk.bytes.with(|bytes| {
+                pipeline.decode_into(
+                    bytes,
+                    &chunk.shape,
+                    meta.exec_data_type(),
+                    meta.exec_fill_value(),
+                    &chunk.name,
+                    run,
+                )?;
+                Ok(())
+            })
         }
         Payload::Fill => kernel.fill_into_piece(fill, piece, start / fill.len().max(1)),
         Payload::Data(data) => kernel.gather_into_piece(&data, piece, start / elem, elem),
@@ -484,7 +526,7 @@ async fn read_chunk(shared: &Arc<Shared>, op: ChunkOp, decode: Arc<DecodeGate>) 
         };
         let name = key.to_string();
         let payload = chunk_codec.payload(&kernel, &bytes, &name, &mut Vec::new(), || Encoded {
-            bytes: bytes.clone(),
+            bytes: EncodedBytes::Shared(bytes.clone()),
             shape: op.chunk_shape.clone(),
             inner: false,
             name: name.clone(),
@@ -600,14 +642,25 @@ async fn read_shard(
     .await?;
     let all = inner_chunks_in(&work.shard.data_shape, &layout.inner_chunk_shape);
     let whole = touched == u128::from(all);
+    let in_place = shared.node.store().reads_in_place();
     tracing::debug!(
         key = %key,
-        strategy = if whole { "whole" } else { "partial" },
+        strategy = if whole {
+            "whole"
+        } else if in_place {
+            "in place"
+        } else {
+            "partial"
+        },
         inner_chunks = touched as u64,
         of = all,
         "read shard"
     );
-    if whole {
+    if in_place {
+        // a local file or shared memory: open the shard once and read exactly its index
+        // and the needed inner chunks (gaps are never read, so nothing to refuse)
+        read_shard_whole_object(shared, key, codec, work, None, decode, parts).await
+    } else if whole {
         // a shard larger than its compact encoding holds gaps: read from its index rather
         // than the whole object
         let meta = shared.node.metadata();
@@ -659,10 +712,13 @@ async fn read_shard_through_pipeline(
     .await
 }
 
-/// Every inner chunk is needed: one GET for the whole shard; the decode thread reads the
-/// index and the inner chunks out of it (straight from the file on a local store). A shard
-/// announced larger than `compact` (the most a shard without gaps takes) is read as
-/// [`read_shard_partial`] does, so its gaps are never fetched.
+/// Every inner chunk is needed, or the store reads in place ([`Store::reads_in_place`]):
+/// one GET for the whole shard; the decode thread reads the index and the needed inner
+/// chunks out of it (positioned reads of the open file on a local store, so only those
+/// bytes are read). A shard announced larger than `compact` (the most a shard without gaps
+/// takes) is read as [`read_shard_partial`] does, so its gaps are never fetched.
+///
+/// [`Store::reads_in_place`]: crate::store::Store::reads_in_place
 async fn read_shard_whole_object(
     shared: &Arc<Shared>,
     key: StoreKey,
@@ -681,7 +737,7 @@ async fn read_shard_whole_object(
         }
         Err(e) => return Err(e.into()),
     };
-    let shared = shared.clone();
+    let (shared, object) = (shared.clone(), Arc::new(object));
     on_blocking(Some(decode), move || {
         let size = object.size();
         let index_range = codec
@@ -780,8 +836,8 @@ async fn read_shard_partial(
 
 /// Where the encoded inner chunks of one shard come from.
 enum InnerSource<'a> {
-    /// The whole shard, fetched once.
-    Object(&'a FetchedObject),
+    /// The whole shard, fetched once (on a local store: its open file).
+    Object(&'a Arc<FetchedObject>),
     /// The needed ranges, fetched separately: `(start offset, bytes)` sorted by start.
     Ranges(&'a [(u64, Bytes)]),
 }
@@ -839,6 +895,38 @@ fn decode_inner(
         name.clear();
         let _ = write!(name, "{} inner chunk {:?}", key.as_str(), op.chunk_coords);
         let whole = kernel.contiguous_whole_chunk(chunk_cells).is_some();
+        if let InnerSource::Object(object) = source
+            && whole
+            && !object.is_in_memory()
+        {
+            // decoded straight into the result by the copy stage, which reads it from the
+            // open file then: nothing of it is held in between
+            tracing::trace!(
+                key = %key,
+                inner = ?op.chunk_coords,
+                bytes_in = range.end - range.start,
+                bytes_out = chunk_bytes,
+                into_result = true,
+                in_file = true,
+                "decode inner chunk"
+            );
+            decoded += 1;
+            bytes_in += range.end - range.start;
+            let bytes = EncodedBytes::InFile {
+                object: object.clone(),
+                range: range.clone(),
+            };
+            parts.push((
+                kernel,
+                Payload::Encoded(Encoded {
+                    bytes,
+                    shape: shape.clone(),
+                    inner: true,
+                    name: name.clone(),
+                }),
+            ));
+            continue;
+        }
         // Shared bytes when they are at hand or must be kept (decoded later, straight into
         // the result); otherwise a copy into the reused buffer.
         let shared_bytes = match source {
@@ -868,9 +956,11 @@ fn decode_inner(
             });
         }
         let payload = chunk_codec.payload(&kernel, bytes, &name, &mut scratch, || Encoded {
-            bytes: shared_bytes
-                .clone()
-                .unwrap_or_else(|| Bytes::copy_from_slice(bytes)),
+            bytes: EncodedBytes::Shared(
+                shared_bytes
+                    .clone()
+                    .unwrap_or_else(|| Bytes::copy_from_slice(bytes)),
+            ),
             shape: shape.clone(),
             inner: true,
             name: name.clone(),

@@ -5,6 +5,7 @@ use ndarray::{ArrayBase, ArrayD, Data, DataMut, Dimension, IxDyn};
 use crate::index::{Dialect, IndexDomain, IndexTransform, Selection, SelectionMode};
 
 use super::error::{ArrayError, Result, ShapeMismatch};
+use super::result_buffer::zeroed;
 use super::{AnyElement, Array, Element, read};
 
 /// A lazy view of an array: an [`IndexTransform`] from the view's domain to the array's
@@ -255,13 +256,6 @@ impl ArrayView {
         read::read_into(&self.array.shared, &self.transform, &mut bytes).await?;
         Ok(bytes)
     }
-}
-
-/// A buffer of `n` zero values, allocated zeroed (the pages are touched once, by the copy
-/// into them), refusing (instead of aborting on) failed allocations.
-fn zeroed<T: bytemuck::Zeroable>(n: usize) -> Result<Vec<T>> {
-    bytemuck::allocation::try_zeroed_vec(n)
-        .map_err(|()| ArrayError::TooLarge(format!("cannot allocate {n} elements for the result")))
 }
 
 impl ArrayView {

@@ -205,6 +205,7 @@ pub struct Store {
     suffix_refused: Arc<AtomicBool>,
     backing: location::Backing,
     conditional_put_refused: Arc<AtomicBool>,
+    in_place: bool,
 }
 
 impl Store {
@@ -228,6 +229,7 @@ impl Store {
             suffix_refused: Arc::new(AtomicBool::new(false)),
             backing: location::Backing::Opaque,
             conditional_put_refused: Arc::new(AtomicBool::new(false)),
+            in_place: false,
         })
     }
 
@@ -249,7 +251,33 @@ impl Store {
                 None => location::Backing::Opaque,
             },
             conditional_put_refused: Arc::new(AtomicBool::new(false)),
+            in_place: true,
         }
+    }
+
+    /// Whether whole objects are read in place: the backend hands a fetched object over as
+    /// an open local file or as shared memory, so reading a piece of it costs only that
+    /// piece. True for the stores [`Store::open`] makes for local paths and `memory://`
+    /// URLs, false for remote ones and, unless set, for [`Store::from_object_store`].
+    ///
+    /// The read path uses it to pick its strategy for a shard of which only some inner
+    /// chunks are needed: in place, the shard is opened once ([`Store::get_object`]) and
+    /// exactly its index and the needed inner chunks are read from it (positioned reads,
+    /// no coalescing, no gap bytes); otherwise the index and the needed ranges are requested
+    /// separately, coalesced by [`StoreOptions::coalesce`] (which suits remote stores,
+    /// where a request costs a round trip).
+    pub fn reads_in_place(&self) -> bool {
+        self.in_place
+    }
+
+    /// The same store, declaring whether its backend reads whole objects in place (see
+    /// [`Store::reads_in_place`]). Turn it on only for a backend that delivers objects as
+    /// open files or shared memory (a decorated local or in-memory backend given to
+    /// [`Store::from_object_store`]): on a remote backend it would download whole shards
+    /// to read a few inner chunks.
+    pub fn with_in_place_reads(mut self, on: bool) -> Self {
+        self.in_place = on;
+        self
     }
 
     /// The same store with other options.

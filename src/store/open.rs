@@ -175,6 +175,8 @@ impl Store {
             suffix_refused: Arc::new(AtomicBool::new(false)),
             backing: backing_of(&url),
             conditional_put_refused: Arc::new(AtomicBool::new(false)),
+            // a local file is read in place (positioned reads of an open file)
+            in_place: scheme == "file",
         })
     }
 }
