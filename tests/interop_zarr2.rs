@@ -155,7 +155,7 @@ fn cases() -> Vec<(&'static str, ArraySpec, Value)> {
         (
             "uint16_slash_zlib",
             spec("uint16")
-                .chunk_key_encoding(slash.clone())
+                .chunk_key_encoding(slash)
                 .codecs([CodecSpec::bytes(), zlib(1)]),
             json!({"dtype": "<u2", "separator": "/", "compressor": "zlib"}),
         ),
@@ -202,7 +202,7 @@ fn cases() -> Vec<(&'static str, ArraySpec, Value)> {
         (
             "text_U3_big_endian_slash",
             spec("U3")
-                .chunk_key_encoding(slash.clone())
+                .chunk_key_encoding(slash)
                 .codecs([big(), blosc(4)]),
             json!({"dtype": ">U3", "separator": "/"}),
         ),
