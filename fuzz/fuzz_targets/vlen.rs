@@ -40,14 +40,62 @@ fn layouts() -> &'static Vec<Layout> {
     L.get_or_init(|| {
         let zstd = r#",{"name":"zstd","configuration":{"level":1,"checksum":false}}"#;
         let cases: Vec<(String, &str, Vec<u64>, VlenKind, bool)> = vec![
-            (v3("string", "vlen-utf8", "[1]", ""), "zarr.json", vec![1], VlenKind::Utf8, false),
-            (v3("string", "vlen-utf8", "[3]", ""), "zarr.json", vec![3], VlenKind::Utf8, false),
-            (v3("string", "vlen-utf8", "[2,3]", ""), "zarr.json", vec![2, 3], VlenKind::Utf8, false),
-            (v3("bytes", "vlen-bytes", "[4]", ""), "zarr.json", vec![4], VlenKind::Bytes, false),
-            (v3("bytes", "vlen-bytes", "[2,2]", ""), "zarr.json", vec![2, 2], VlenKind::Bytes, false),
-            (v3("string", "vlen-utf8", "[3]", zstd), "zarr.json", vec![3], VlenKind::Utf8, true),
-            (v2("vlen-utf8", "[3]", "null"), ".zarray", vec![3], VlenKind::Utf8, false),
-            (v2("vlen-bytes", "[2]", "null"), ".zarray", vec![2], VlenKind::Bytes, false),
+            (
+                v3("string", "vlen-utf8", "[1]", ""),
+                "zarr.json",
+                vec![1],
+                VlenKind::Utf8,
+                false,
+            ),
+            (
+                v3("string", "vlen-utf8", "[3]", ""),
+                "zarr.json",
+                vec![3],
+                VlenKind::Utf8,
+                false,
+            ),
+            (
+                v3("string", "vlen-utf8", "[2,3]", ""),
+                "zarr.json",
+                vec![2, 3],
+                VlenKind::Utf8,
+                false,
+            ),
+            (
+                v3("bytes", "vlen-bytes", "[4]", ""),
+                "zarr.json",
+                vec![4],
+                VlenKind::Bytes,
+                false,
+            ),
+            (
+                v3("bytes", "vlen-bytes", "[2,2]", ""),
+                "zarr.json",
+                vec![2, 2],
+                VlenKind::Bytes,
+                false,
+            ),
+            (
+                v3("string", "vlen-utf8", "[3]", zstd),
+                "zarr.json",
+                vec![3],
+                VlenKind::Utf8,
+                true,
+            ),
+            (
+                v2("vlen-utf8", "[3]", "null"),
+                ".zarray",
+                vec![3],
+                VlenKind::Utf8,
+                false,
+            ),
+            (
+                v2("vlen-bytes", "[2]", "null"),
+                ".zarray",
+                vec![2],
+                VlenKind::Bytes,
+                false,
+            ),
             (
                 v2("vlen-bytes", "[5]", r#"{"id":"zlib","level":1}"#),
                 ".zarray",
@@ -116,9 +164,13 @@ fuzz_target!(|data: &[u8]| {
     }
     // the chunk through the pipeline: handles (8 bytes an element) or an error, never a panic
     let meta = &layout.meta;
-    let decoded = meta
-        .codecs()
-        .decode(chunk, &layout.shape, meta.data_type(), meta.fill_value(), key);
+    let decoded = meta.codecs().decode(
+        chunk,
+        &layout.shape,
+        meta.data_type(),
+        meta.fill_value(),
+        key,
+    );
     if let Ok(handles) = &decoded {
         assert_eq!(handles.len() as u64, n * 8);
     }
