@@ -43,8 +43,8 @@ async fn zarr_python_fixed_width_text_reads_as_numpy_gives_it() {
         .collect();
     assert_eq!(
         fixtures.len(),
-        7,
-        "v3, sharded and v2 fixtures of both kinds"
+        11,
+        "zarr-python 3.4.2's v3, sharded and v2 fixtures of both kinds, and zarr-python 2.18's 4"
     );
     let mut kinds = std::collections::BTreeSet::new();
     for f in fixtures {

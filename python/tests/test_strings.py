@@ -23,10 +23,15 @@ def values_of(entry_values, kind):
 @pytest.mark.parametrize("entry", VLEN, ids=[a["path"] for a in VLEN])
 def test_vlen_fixture_reads_as_zarr_python(entry):
     path = str(TEST_DATA / entry["path"])
-    a, z = zarrflow.open(path), zarr.open_array(path, mode="r")
+    a = zarrflow.open(path)
     whole = a[...]
-    assert whole.dtype == z[...].dtype
-    assert whole.tolist() == z[...].tolist()
+    if entry["writer"].startswith("zarr-python 3"):
+        # the pinned zarr-python 3.4.2 (zarr-python 2.18's fixtures were compared with
+        # zarr-python 2.18 by their generator; zarr-python 3.4.2 cannot open a `|O` bytes
+        # array whose fill value is 0, which zarr-python 2.18 writes: see test-data/README.md)
+        z = zarr.open_array(path, mode="r")
+        assert whole.dtype == z[...].dtype
+        assert whole.tolist() == z[...].tolist()
     expected = json.loads((TEST_DATA / entry["expected"]).read_text())
     assert whole.reshape(-1).tolist() == values_of(expected["values"], entry["kind"])
     for s in expected["selections"]:

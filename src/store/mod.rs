@@ -45,6 +45,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use trace::{RangeField, TARGET, Timer, get_method, outcome};
 
+/// Attempts of [`Store::get_suffix`]'s HEAD + range pair when the object keeps being replaced
+/// between the two (the range is conditional on HEAD's version); then `Precondition`.
+const SUFFIX_FALLBACK_ATTEMPTS: usize = 32;
+
 /// Per-store runtime options (never written to metadata).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -580,7 +584,11 @@ impl Store {
                 .await
             {
                 Ok(got) => return Ok(got),
-                Err(StoreError::Backend { .. }) | Err(StoreError::ShortRead { .. }) => {
+                // `Unsupported`: object_store's Azure client refuses suffix ranges before
+                // sending one (Azure Blob Storage has none)
+                Err(StoreError::Backend { .. })
+                | Err(StoreError::ShortRead { .. })
+                | Err(StoreError::Unsupported { .. }) => {
                     self.suffix_refused.store(true, Ordering::Relaxed);
                     tracing::debug!(
                         target: TARGET,
@@ -591,23 +599,42 @@ impl Store {
                 Err(e) => return Err(e),
             }
         }
-        let info = self.head(key).await?;
-        let size = info.size;
-        let start = size.saturating_sub(n);
-        // the range must come from the version whose size HEAD reported
-        let bytes = if start < size {
-            let opts = GetOpts::default()
-                .with_range(ByteRange::Bounded(start..size))
-                .with_if_match(info.version.clone());
-            self.get_opts(key, opts).await?.bytes
-        } else {
-            Bytes::new()
-        };
-        Ok(RangeRead {
-            bytes,
-            object_size: size,
-            version: info.version,
-        })
+        // The range must come from the version whose size HEAD reported: a writer that
+        // replaces the object between the two requests fails the range's If-Match, and the
+        // pair is made again (a suffix request has no such window; seen on Azure, where every
+        // suffix read takes this path, with writers racing on one shard).
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let info = self.head(key).await?;
+            let size = info.size;
+            let start = size.saturating_sub(n);
+            let bytes = if start < size {
+                let opts = GetOpts::default()
+                    .with_range(ByteRange::Bounded(start..size))
+                    .with_if_match(info.version.clone());
+                match self.get_opts(key, opts).await {
+                    Ok(got) => got.bytes,
+                    Err(StoreError::Precondition { .. }) if attempt < SUFFIX_FALLBACK_ATTEMPTS => {
+                        tracing::debug!(
+                            target: TARGET,
+                            key = %key,
+                            attempt,
+                            "replaced between HEAD and range: both again"
+                        );
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
+            } else {
+                Bytes::new()
+            };
+            return Ok(RangeRead {
+                bytes,
+                object_size: size,
+                version: info.version,
+            });
+        }
     }
 
     /// Read several byte ranges of one object with coalescing.

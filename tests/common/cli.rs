@@ -142,10 +142,13 @@ pub fn fails<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
     err.trim_end().to_string()
 }
 
-/// The manifest.
+/// The manifests (`manifest.json` and the other generators', as one: see
+/// [`super::fixtures::test_data`]).
 pub fn manifest() -> serde_json::Value {
     let text = std::fs::read(test_data().join("manifest.json")).expect("manifest.json");
-    serde_json::from_slice(&text).expect("manifest.json is JSON")
+    let mut m = serde_json::from_slice(&text).expect("manifest.json is JSON");
+    super::fixtures::merge_manifests(&mut m, &test_data());
+    m
 }
 
 /// Runs `jobs` closures on a few threads; returns the failures.

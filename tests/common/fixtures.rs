@@ -9,14 +9,40 @@ use zarrflow::hierarchy::ArrayNode;
 use zarrflow::metadata::ChunkGridSpec;
 use zarrflow::store::{Store, StoreKey};
 
+/// test-data and its manifests read as one: `manifest.json` (generate.py) with the lists of
+/// `manifest-zarr2.json` (generate_zarr2.py: the zarr-python 2.18 fixtures) appended.
 pub fn test_data() -> Option<(PathBuf, Value)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("test-data");
     let manifest = std::fs::read(dir.join("manifest.json")).ok()?;
-    Some((
-        dir,
-        serde_json::from_slice(&manifest).expect("manifest.json is valid JSON"),
-    ))
+    let mut manifest: Value =
+        serde_json::from_slice(&manifest).expect("manifest.json is valid JSON");
+    merge_manifests(&mut manifest, &dir);
+    Some((dir, manifest))
 }
+
+/// Appends the lists of each further manifest in `dir` (`manifest-zarr2.json`) to `manifest`'s.
+pub fn merge_manifests(manifest: &mut Value, dir: &std::path::Path) {
+    for name in EXTRA_MANIFESTS {
+        let text = std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let extra: Value = serde_json::from_slice(&text).expect("a valid JSON manifest");
+        for (kind, list) in extra.as_object().expect("a JSON object") {
+            let Some(list) = list.as_array() else {
+                continue;
+            };
+            let into = manifest
+                .as_object_mut()
+                .unwrap()
+                .entry(kind.clone())
+                .or_insert_with(|| Value::Array(Vec::new()));
+            into.as_array_mut()
+                .unwrap_or_else(|| panic!("{kind}: not a list"))
+                .extend(list.iter().cloned());
+        }
+    }
+}
+
+/// The manifests of the other fixture generators, beside `manifest.json`.
+pub const EXTRA_MANIFESTS: [&str; 1] = ["manifest-zarr2.json"];
 
 pub fn entries<'a>(m: &'a Value, kind: &str) -> &'a [Value] {
     m.get(kind)

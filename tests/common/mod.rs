@@ -1,9 +1,11 @@
 //! Shared test helpers: `.npy` files through `zarrflow::npy`, an in-process S3 server
 //! (s3s-fs on 127.0.0.1), the store conformance functions every backend runs (object_store
 //! `integration.rs` style), the fixture manifest ([`fixtures`]), the CLI runner ([`cli`]) and
-//! moto's S3 server, which honours conditional PUT ([`moto`]).
+//! moto's S3 server, which honours conditional PUT ([`moto`]), and Azurite's Azure blob service
+//! ([`azurite`]).
 #![allow(dead_code)]
 
+pub mod azurite;
 pub mod cli;
 pub mod conformance;
 pub mod fixtures;
