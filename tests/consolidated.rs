@@ -692,6 +692,85 @@ fn the_command_line_consolidates_and_reads_through_it() {
     }
 }
 
+/// `create` inside a consolidated hierarchy: without `--consolidate` the array is created and
+/// standard error names the stale root and what to run; with it, the root (and a subgroup
+/// holding its own) list the new array. Outside any group, `--consolidate` says so.
+#[test]
+fn create_names_or_refreshes_the_consolidated_metadata_above() {
+    use common::cli::{ok, run};
+    for src in [
+        "fixtures/zarr-python/hierarchy",
+        "fixtures/zarr-python-v2/hierarchy",
+    ] {
+        let v2 = src.contains("-v2");
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("h.zarr");
+        let root = root.to_str().unwrap();
+        let src = test_data().join(src);
+        ok(&["copy", "-q", "--consolidate", src.to_str().unwrap(), root]);
+        let info =
+            |url: &str| -> Value { serde_json::from_str(&ok(&["info", "--json", url])).unwrap() };
+        let before = info(root)["consolidated_nodes"].as_u64().unwrap();
+        let format = if v2 { "2" } else { "3" };
+        let create = |name: &str, extra: &[&str]| {
+            let url = format!("{root}/{name}");
+            let mut args = vec![
+                "create",
+                &url,
+                "--shape",
+                "4",
+                "--dtype",
+                "int16",
+                "--zarr-format",
+                format,
+            ];
+            args.extend_from_slice(extra);
+            run(&args)
+        };
+        // no flag: created, the stale root named on stderr, nothing refreshed
+        let out = create("plain", &[]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains(&format!("note: {root} holds consolidated metadata"))
+                && err.contains(&format!("zarrflow consolidate {root}")),
+            "{err}"
+        );
+        assert_eq!(info(root)["consolidated_nodes"].as_u64(), Some(before));
+        // --consolidate: both new arrays listed now
+        let out = create("listed", &["--consolidate"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains(&format!("into {root}\n")), "{text}");
+        assert_eq!(info(root)["consolidated_nodes"].as_u64(), Some(before + 2));
+        let tree = ok(&["tree", root]);
+        assert!(tree.contains("listed") && tree.contains("plain"), "{tree}");
+        // outside any group: created, then refused with what to do
+        let lone = dir.path().join("lone.zarr");
+        let out = run(&[
+            "create",
+            lone.to_str().unwrap(),
+            "--shape",
+            "4",
+            "--dtype",
+            "int16",
+            "--consolidate",
+        ]);
+        assert!(!out.status.success());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("found no group above"), "{err}");
+        assert!(lone.exists(), "the array itself was created");
+    }
+}
+
 /// Two handles of one consolidated root, each creating a child: the second's refresh finds
 /// the root changed (its version is stale), reads it again and adds its entry to the first's,
 /// so neither entry is lost.

@@ -303,6 +303,13 @@ pub struct CreateArgs {
     /// Replace an existing node at URL (deleting everything under it).
     #[arg(long)]
     pub overwrite: bool,
+    /// Then refresh the consolidated metadata of the hierarchy the array joins: every
+    /// group above URL that holds some, and the hierarchy's root group (the topmost of the
+    /// groups directly above URL), which gets it if none had. Without it, a group above
+    /// holding consolidated metadata is named on standard error (it does not list the new
+    /// array until `zarrflow consolidate` is run on it).
+    #[arg(long)]
+    pub consolidate: bool,
 }
 
 /// `zarrflow copy`.

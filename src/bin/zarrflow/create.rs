@@ -110,7 +110,51 @@ pub async fn run(args: CreateArgs) -> Result<()> {
         store.url(),
         describe(node.metadata())
     ))
-    .map_err(|e| e.context("the array was created, but printing so failed"))
+    .map_err(|e| e.context("the array was created, but printing so failed"))?;
+    refresh_consolidated(&args.url, args.consolidate).await
+}
+
+/// After an array was created at `url`: with `consolidate`, refreshes the consolidated
+/// metadata of the hierarchy it joined (every group above it that holds some, nearest
+/// first, and the hierarchy's root group, which gets it if none had); without, names the
+/// groups whose consolidated metadata does not list the new array, and what to run.
+async fn refresh_consolidated(url: &str, consolidate: bool) -> Result<()> {
+    let groups = crate::ancestors::groups_above(url).await;
+    let root = groups.len().checked_sub(1);
+    let stale: Vec<usize> = (0..groups.len())
+        .filter(|&i| groups[i].1.uses_consolidated())
+        .collect();
+    if !consolidate {
+        for &i in &stale {
+            crate::output::eprint_line(&format!(
+                "note: {} holds consolidated metadata, which does not list the new array: \
+                 run `zarrflow consolidate {}` (or create with --consolidate)",
+                groups[i].0, groups[i].0
+            ));
+        }
+        return Ok(());
+    }
+    let Some(root) = root else {
+        return Err(CliError::new(format!(
+            "the array was created, but --consolidate found no group above {url} to hold \
+             consolidated metadata (create the array inside a group, or run `zarrflow \
+             consolidate` on one)"
+        )));
+    };
+    let mut targets = stale;
+    if !targets.contains(&root) {
+        targets.push(root);
+    }
+    for i in targets {
+        let (group_url, mut group) = (groups[i].0.clone(), groups[i].1.clone());
+        let n = group.consolidate().await.map_err(|e| {
+            CliError::from(e).context(format!(
+                "the array was created, but consolidating {group_url} failed"
+            ))
+        })?;
+        crate::output::print(&format!("consolidated {n} node(s) into {group_url}\n"))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

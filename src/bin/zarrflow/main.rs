@@ -8,6 +8,7 @@
 //! (a shell reports status 141), as `cat` and `git` do.
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 
+mod ancestors;
 mod cli;
 mod consolidate;
 mod copy;
