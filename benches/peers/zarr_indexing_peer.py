@@ -5,8 +5,9 @@ script with the pinned environment's interpreter (`.venv/bin/python`, made by
 scripts/python-env.sh) in the same run, and reads one JSON object from its standard output.
 
     python zarr_indexing_peer.py CASES.json
-        CASES.json: [{"name": str, "shape": [int], "chunks": [int] | [[int]] (explicit
-                      per-axis chunk sizes), "kind": "oindex" | "vindex" | "strided" | "box",
+        CASES.json: [{"name": str, "shape": [int], "chunks": [int] (regular), or
+                      "chunks_rle": [[[size, count], ...] per axis] (explicit per-axis chunk
+                      sizes as run lengths, a VaryingDimension per axis), "kind": "oindex" | "vindex" | "strided" | "box",
                       "arrays": [path.npy] (oindex / vindex), "steps": [int] (strided),
                       "reps": int}, ...]
         -> {name: {"wall": s, "cpu": s, "rows": [rows per table], "points": int}, ...}
@@ -56,7 +57,11 @@ def plan_once(transform, grids):
 
 def run_case(case):
     transform = transform_of(case)
-    grids = dimension_grids_from_chunks(case["chunks"], shape=tuple(case["shape"]))
+    if "chunks_rle" in case:
+        chunks = [[s for s, n in axis for _ in range(n)] for axis in case["chunks_rle"]]
+    else:
+        chunks = case["chunks"]
+    grids = dimension_grids_from_chunks(chunks, shape=tuple(case["shape"]))
     best_wall, best_cpu = float("inf"), float("inf")
     partition, points = None, 0
     for _ in range(int(case["reps"])):
