@@ -121,6 +121,9 @@ fn arr(v: &[i64]) -> IndexArray {
     IndexArray::new(ArrayD::from_shape_vec(IxDyn(&[v.len()]), v.to_vec()).unwrap())
 }
 
+/// zarrflow's (wall, CPU) milliseconds and (rows per table, points) of one case.
+type Measured = ((f64, f64), (Vec<usize>, usize));
+
 struct Case {
     name: &'static str,
     t: IndexTransform,
@@ -276,7 +279,7 @@ fn main() {
         cases.retain(|c| c.name.contains(only.as_str()));
     }
     // zarrflow first (alone on its thread), then the peer in one child process.
-    let ours: Vec<((f64, f64), (Vec<usize>, usize))> = cases
+    let ours: Vec<Measured> = cases
         .iter()
         .map(|c| {
             let shape = shape_of(&c.t, &c.grids);
