@@ -475,6 +475,21 @@ impl IndexedSet {
         let e = grid_err(dim);
         let n = values.len();
         self.local.reserve_exact(n);
+        // Rows: at most one per point and one per chunk between the extremes' (when the
+        // grid is regular): reserved once, not regrown (and copied) row by row.
+        let rows = match grid.as_regular() {
+            Some(g) if g.size() > 0 => {
+                let (smin, smax) = (st(values[0]), st(values[n - 1]));
+                let span = (smax as i128 - smin as i128) / g.size() as i128 + 2;
+                (n as i128).min(span) as usize
+            }
+            _ => 0,
+        };
+        self.chunk.reserve_exact(rows);
+        self.chunk_start.reserve_exact(rows);
+        self.chunk_extent.reserve_exact(rows);
+        self.chunk_size.reserve_exact(rows);
+        self.pointer.reserve_exact(rows);
         let mut i = 0usize;
         while i < n {
             let v = st(values[i]);
@@ -516,6 +531,11 @@ impl IndexedSet {
         idmin: i64,
         grid: &G,
     ) -> Result<()> {
+        self.chunk.reserve_exact(runs.len());
+        self.chunk_start.reserve_exact(runs.len());
+        self.chunk_extent.reserve_exact(runs.len());
+        self.chunk_size.reserve_exact(runs.len());
+        self.pointer.reserve_exact(runs.len());
         let mut j0 = 0usize;
         for &(key, end) in runs {
             let c = (idmin as i128 + key as i128) as i64;
