@@ -118,6 +118,11 @@ impl DimensionGrid for RegularGrid {
         Ok((self.hi as i128 - start).clamp(0, self.size as i128) as u64)
     }
 
+    #[inline]
+    fn chunk_span(&self, chunk: i64) -> Result<(i64, u64, u64), GridError> {
+        Ok((self.chunk_offset(chunk)?, self.data_size(chunk)?, self.size))
+    }
+
     fn indices_to_chunks(&self, indices: &[i64], out: &mut [i64]) -> Result<(), GridError> {
         let (lo, hi) = (self.lo, self.hi);
         let bad = indices.iter().fold(false, |b, &i| b | (i < lo) | (i >= hi));

@@ -344,7 +344,8 @@ impl IndexedSet {
         if n == 0 {
             return Ok(s);
         }
-        // Chunk-sorted input (storage non-decreasing) needs no min/max pass.
+        // Chunk-sorted input (storage non-decreasing) needs no min/max pass, no keys and no
+        // sort: rows in one pass (`build_sorted`).
         let sorted = if stride > 0 {
             values.windows(2).all(|w| w[0] <= w[1])
         } else {
@@ -361,29 +362,12 @@ impl IndexedSet {
         // Probe the extremes so an out-of-grid error names the coordinate.
         grid.index_to_chunk(smin).map_err(&e)?;
         grid.index_to_chunk(smax).map_err(&e)?;
-        // Wrapping arithmetic is exact: every true result lies in [smin, smax] ⊂ i64.
-        let st = |v: i64| offset.wrapping_add(stride.wrapping_mul(v));
         if sorted {
-            // Chunk-sorted: one lookup and one binary search per touched chunk.
-            s.local.reserve_exact(n);
-            let mut i = 0usize;
-            while i < n {
-                let v = st(values[i]);
-                let c = grid.index_to_chunk(v).map_err(&e)?;
-                let (start, end) = s.push_chunk(c, grid)?;
-                if v < start || v >= end {
-                    return Err(PlanError::InconsistentGrid {
-                        dim,
-                        message: format!("coordinate {v} maps to chunk {c}, data [{start}, {end})"),
-                    });
-                }
-                let j = i + values[i..].partition_point(|&x| st(x) < end);
-                s.local.extend(values[i..j].iter().map(|&x| st(x) - start));
-                s.pointer.push(j);
-                i = j;
-            }
+            s.build_sorted(values, offset, stride, smin, grid)?;
             return Ok(s);
         }
+        // Wrapping arithmetic is exact: every true result lies in [smin, smax] ⊂ i64.
+        let st = |v: i64| offset.wrapping_add(stride.wrapping_mul(v));
         // Chunk ids are monotone in the coordinate: the probes give the id range.
         let idmin = grid.index_to_chunk(smin).map_err(&e)?;
         let idmax = grid.index_to_chunk(smax).map_err(&e)?;
@@ -419,24 +403,155 @@ impl IndexedSet {
         } else {
             s.positions = Some(g.order);
         }
-        let mut j0 = 0usize;
-        for &(key, end) in &g.runs {
-            let c = (idmin as i128 + key as i128) as i64;
-            let (start, _) = s.push_chunk(c, grid)?;
-            for v in &mut s.local[j0..end] {
-                *v -= start;
-            }
-            s.pointer.push(end);
-            j0 = end;
+        match grid.as_regular() {
+            Some(r) => s.push_rows(&g.runs, idmin, r)?,
+            None => s.push_rows(&g.runs, idmin, grid)?,
         }
         Ok(s)
     }
 
-    fn push_chunk(&mut self, c: i64, grid: &dyn DimensionGrid) -> Result<(i64, i64)> {
+    /// Storage-sorted values (non-decreasing `offset + stride * v`; `smin` the least, probed
+    /// in the grid): rows in one linear pass, one grid lookup per touched chunk, no sort and no
+    /// positions (identity). A regular grid is looked up through its own (inlined) methods,
+    /// with the chunk id from a 32-bit or 64-bit division from the first touched chunk.
+    fn build_sorted(
+        &mut self,
+        values: &[i64],
+        offset: i64,
+        stride: i64,
+        smin: i64,
+        grid: &dyn DimensionGrid,
+    ) -> Result<()> {
         let e = grid_err(self.dim);
-        let start = grid.chunk_offset(c).map_err(&e)?;
-        let ext = grid.data_size(c).map_err(&e)?;
-        let size = grid.chunk_size(c).map_err(&e)?;
+        if let Some(g) = grid.as_regular() {
+            let (lo, hi) = g.region();
+            let size = g.size();
+            let idmin = g.index_to_chunk(smin).map_err(&e)?;
+            let base = g.chunk_offset(idmin).map_err(&e)?;
+            let span = hi as i128 - base as i128;
+            // Every coordinate lies in [smin, smax] ⊂ [lo, hi) (probed): `v - base` is exact
+            // in u64 when base >= lo.
+            if lo <= base && span <= u64::MAX as i128 && size > 0 {
+                if span <= u32::MAX as i128 && size <= u32::MAX as u64 {
+                    let div = DivU32::new(size as u32);
+                    let find = |v: i64| Ok(idmin + div.div(v.wrapping_sub(base) as u32) as i64);
+                    return self.sorted_rows(values, offset, stride, find, g);
+                }
+                let find = |v: i64| Ok(idmin + (v.wrapping_sub(base) as u64 / size) as i64);
+                return self.sorted_rows(values, offset, stride, find, g);
+            }
+        }
+        let find = |v: i64| grid.index_to_chunk(v).map_err(&e);
+        self.sorted_rows(values, offset, stride, find, grid)
+    }
+
+    /// The rows of storage-sorted values: `find(v)` names the chunk of coordinate `v` (the
+    /// grid then confirms that it holds `v`: a wrong id is an [`PlanError::InconsistentGrid`]
+    /// or a grid error, never a wrong plan).
+    fn sorted_rows<G: DimensionGrid + ?Sized>(
+        &mut self,
+        values: &[i64],
+        offset: i64,
+        stride: i64,
+        find: impl Fn(i64) -> Result<i64>,
+        grid: &G,
+    ) -> Result<()> {
+        if stride == 1 {
+            self.sorted_rows_st(values, |v| v.wrapping_add(offset), find, grid)
+        } else {
+            let st = |v: i64| offset.wrapping_add(stride.wrapping_mul(v));
+            self.sorted_rows_st(values, st, find, grid)
+        }
+    }
+
+    fn sorted_rows_st<G: DimensionGrid + ?Sized>(
+        &mut self,
+        values: &[i64],
+        st: impl Fn(i64) -> i64,
+        find: impl Fn(i64) -> Result<i64>,
+        grid: &G,
+    ) -> Result<()> {
+        let dim = self.dim;
+        let e = grid_err(dim);
+        let n = values.len();
+        self.local.reserve_exact(n);
+        // Rows: at most one per point and one per chunk between the extremes' (when the
+        // grid is regular): reserved once, not regrown (and copied) row by row.
+        let rows = match grid.as_regular() {
+            Some(g) if g.size() > 0 => {
+                let (smin, smax) = (st(values[0]), st(values[n - 1]));
+                let span = (smax as i128 - smin as i128) / g.size() as i128 + 2;
+                (n as i128).min(span) as usize
+            }
+            _ => 0,
+        };
+        self.chunk.reserve_exact(rows);
+        self.chunk_start.reserve_exact(rows);
+        self.chunk_extent.reserve_exact(rows);
+        self.chunk_size.reserve_exact(rows);
+        self.pointer.reserve_exact(rows);
+        let mut i = 0usize;
+        while i < n {
+            let v = st(values[i]);
+            let c = find(v)?;
+            let (start, ext, size) = grid.chunk_span(c).map_err(&e)?;
+            let end = i64::try_from(start as i128 + ext as i128).unwrap_or(i64::MAX);
+            if v < start || v >= end {
+                return Err(PlanError::InconsistentGrid {
+                    dim,
+                    message: format!("coordinate {v} maps to chunk {c}, data [{start}, {end})"),
+                });
+            }
+            self.chunk.push(c);
+            self.chunk_start.push(start);
+            self.chunk_extent.push(ext);
+            self.chunk_size.push(size);
+            // The row runs to the first coordinate at or past the chunk's end (sorted input).
+            let mut j = i + 1;
+            self.local.push(v - start);
+            while j < n {
+                let x = st(values[j]);
+                if x >= end {
+                    break;
+                }
+                self.local.push(x - start);
+                j += 1;
+            }
+            self.pointer.push(j);
+            i = j;
+        }
+        Ok(())
+    }
+
+    /// One row per run of grouped points (`(key, end)`, chunk id `idmin + key`); subtracts
+    /// each chunk's start from the row's storage coordinates.
+    fn push_rows<G: DimensionGrid + ?Sized>(
+        &mut self,
+        runs: &[(u64, usize)],
+        idmin: i64,
+        grid: &G,
+    ) -> Result<()> {
+        self.chunk.reserve_exact(runs.len());
+        self.chunk_start.reserve_exact(runs.len());
+        self.chunk_extent.reserve_exact(runs.len());
+        self.chunk_size.reserve_exact(runs.len());
+        self.pointer.reserve_exact(runs.len());
+        let mut j0 = 0usize;
+        for &(key, end) in runs {
+            let c = (idmin as i128 + key as i128) as i64;
+            let (start, _) = self.push_chunk(c, grid)?;
+            for v in &mut self.local[j0..end] {
+                *v -= start;
+            }
+            self.pointer.push(end);
+            j0 = end;
+        }
+        Ok(())
+    }
+
+    fn push_chunk<G: DimensionGrid + ?Sized>(&mut self, c: i64, grid: &G) -> Result<(i64, i64)> {
+        let e = grid_err(self.dim);
+        let (start, ext, size) = grid.chunk_span(c).map_err(&e)?;
         self.chunk.push(c);
         self.chunk_start.push(start);
         self.chunk_extent.push(ext);

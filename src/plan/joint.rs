@@ -390,6 +390,12 @@ impl JointSet {
             pointer: vec![0],
             data,
         };
+        let rows = g.runs.len();
+        s.chunk.reserve_exact(rows * k);
+        s.chunk_start.reserve_exact(rows * k);
+        s.chunk_extent.reserve_exact(rows * k);
+        s.chunk_size.reserve_exact(rows * k);
+        s.pointer.reserve_exact(rows);
         let mut j0 = 0usize;
         let mut row_ids = vec![0i64; k];
         let mut starts = vec![0i64; k];
