@@ -949,7 +949,8 @@ fn decode_inner(
                     .map(|i| fetched[i].1.clone())
                     .unwrap_or_default(),
             ),
-            InnerSource::Object(object) if whole || object.is_in_memory() => {
+            // (a whole-kernel chunk of a file was handed over above, unread)
+            InnerSource::Object(object) if object.is_in_memory() => {
                 Some(object.read_range(range.clone())?)
             }
             InnerSource::Object(object) => {
