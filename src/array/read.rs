@@ -10,16 +10,19 @@
 //!
 //! Fetching and decoding run in a producer task; decodes run on tokio's blocking pool behind
 //! a [`DecodeGate`] (at most `decode_threads` at a time) and hand their parts over a bounded
-//! channel. A part is the fill value, a chunk to decode straight into one contiguous run of
-//! the result, the few cells a sparse operation reads (packed), or a decoded chunk. Copies
-//! (and straight-into-result decodes) run on the calling task, in parallel over disjoint
-//! pieces of the result inside a scope, so the result buffer (possibly borrowed from the
-//! caller) never outlives the call.
+//! channel. A part is the fill value, a still-encoded chunk that most of the operation reads
+//! (the copy stage decodes it: straight into the result when its cells are one contiguous
+//! run, else into its thread's reused buffer and copied from there while it is in cache),
+//! the few cells a sparse operation reads (packed), or a chunk decoded whole by a codec
+//! chain that cannot address inner chunks. Copies (and their decodes) run on the calling
+//! task, in parallel over disjoint pieces of the result inside a scope, so the result
+//! buffer (possibly borrowed from the caller) never outlives the call.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::StreamExt;
+use tokio::sync::mpsc::error::TryRecvError;
 use zarrs::array::{DataType, FillValue};
 
 use tracing::Instrument;
@@ -43,16 +46,18 @@ use super::{ShardLayout, Shared, inner_chunk_index};
 enum Payload {
     /// The fill value (missing chunk, inner chunk or shard).
     Fill,
-    /// A decoded chunk buffer of the operation's declared chunk shape.
+    /// A decoded chunk buffer of the operation's declared chunk shape (a shard decoded
+    /// whole through its codec pipeline).
     Data(Vec<u8>),
     /// Only the cells the operation reads, in its visiting order (see [`Kernel::pack`]).
     Packed(Vec<u8>),
-    /// An encoded chunk whose cells fill one contiguous run of the result (see
-    /// [`Kernel::contiguous_whole_chunk`]): decoded straight into the result while copying.
+    /// An encoded chunk the operation reads densely (see [`dense`]), decoded by the copy
+    /// stage: straight into the result when its cells fill one contiguous run of it (see
+    /// [`Kernel::contiguous_whole_chunk`]), else into the copy thread's reused buffer.
     Encoded(Encoded),
 }
 
-/// An encoded chunk (or inner chunk) waiting to be decoded into the result.
+/// An encoded chunk (or inner chunk) waiting to be decoded by the copy stage.
 struct Encoded {
     bytes: EncodedBytes,
     /// Its declared shape.
@@ -81,6 +86,9 @@ enum EncodedBytes {
 const KEPT_ENCODED_BUFFER: usize = 16 << 20;
 
 thread_local! {
+    /// Chunks a copy thread decodes before copying their cells into the result (kept
+    /// like [`ENCODED_BUFFER`]).
+    static DECODED_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     static ENCODED_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
@@ -120,9 +128,9 @@ impl ChunkCodec<'_> {
     }
 
     /// The payload of `kernel` over the chunk whose encoded bytes are `bytes`: the encoded
-    /// chunk (`encoded()`) when it decodes straight into one contiguous run of the result,
-    /// the packed cells read when those are few (decoded into `scratch`, reused), else the
-    /// decoded chunk. `name` names the chunk in errors.
+    /// chunk (`encoded()`) when the operation reads it densely, for the copy stage to
+    /// decode, else the packed cells read (decoded here into `scratch`, reused). `name`
+    /// names the chunk in errors.
     fn payload(
         &self,
         kernel: &Kernel,
@@ -131,20 +139,14 @@ impl ChunkCodec<'_> {
         scratch: &mut Vec<u8>,
         encoded: impl FnOnce() -> Encoded,
     ) -> Result<Payload> {
-        let cells = self.cells();
-        let (shape, dt, fv) = (self.shape, self.data_type, self.fill_value);
-        if kernel.contiguous_whole_chunk(cells).is_some() {
+        if dense(kernel, self.cells()) {
             return Ok(Payload::Encoded(encoded()));
         }
-        if kernel.cells().saturating_mul(SPARSE_RATIO) <= cells {
-            // the stored size is checked before the scratch buffer grows to the chunk's
-            self.pipeline
-                .decode_to_buffer(bytes, shape, dt, fv, name, scratch)?;
-            return Ok(Payload::Packed(kernel.pack(scratch, self.elem)?));
-        }
-        Ok(Payload::Data(
-            self.pipeline.decode(bytes, shape, dt, fv, name)?,
-        ))
+        // the stored size is checked before the scratch buffer grows to the chunk's
+        let (shape, dt, fv) = (self.shape, self.data_type, self.fill_value);
+        self.pipeline
+            .decode_to_buffer(bytes, shape, dt, fv, name, scratch)?;
+        Ok(Payload::Packed(kernel.pack(scratch, self.elem)?))
     }
 }
 
@@ -251,13 +253,23 @@ async fn read_planned(
     let handle = tokio::spawn(producer.in_current_span());
     let _abort = AbortOnDrop(handle.abort_handle(), gate);
     let copy_threads = copy_threads(shared.options.decode_threads);
+    // A store that reads in place hands over parts that hold no bytes (encoded chunks stay
+    // in their files) after no wait but a few thread hops: a round then waits for a full
+    // batch, so that it spans shards (and so disjoint pieces of the result, which are what
+    // its copy threads split) instead of copying the first shard's parts alone.
+    let wait_for_full_batch = shared.node.store().reads_in_place();
     while let Some(parts) = rx.recv().await {
         let mut batch = parts?;
         // Take whatever else is ready, so one copy round covers several shards.
-        while batch.len() < MAX_BATCH
-            && let Ok(more) = rx.try_recv()
-        {
-            batch.extend(more?);
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(more) => batch.extend(more?),
+                Err(TryRecvError::Empty) if wait_for_full_batch => match rx.recv().await {
+                    Some(more) => batch.extend(more?),
+                    None => break,
+                },
+                Err(_) => break,
+            }
         }
         copy_batch(shared, batch, out, &fill, copy_threads)?;
     }
@@ -458,33 +470,50 @@ fn copy_one(
     match payload {
         Payload::Encoded(chunk) => {
             let cells = cell_count(&chunk.shape);
+            let meta = shared.node.metadata();
+            let pipeline = match (&shared.shards, chunk.inner) {
+                (Some(layout), true) => layout.sharding.inner(),
+                (_, false) => meta.codecs(),
+                (None, true) => {
+                    return Err(ArrayError::Internal(format!(
+                        "{} is an inner chunk of an unsharded array",
+                        chunk.name
+                    )));
+                }
+            };
+            let (dt, fv) = (meta.exec_data_type(), meta.exec_fill_value());
+            let Some(first) = kernel.contiguous_whole_chunk(cells) else {
+                // decoded into this thread's buffer, its cells copied while still in cache
+                return chunk.bytes.with(|bytes| {
+                    DECODED_BUFFER.with(|buf| {
+                        let mut buf = buf.borrow_mut();
+                        // the stored size is checked before the buffer grows to the chunk's
+                        let copied = pipeline
+                            .decode_to_buffer(bytes, &chunk.shape, dt, fv, &chunk.name, &mut buf)
+                            .map_err(ArrayError::from)
+                            .and_then(|()| {
+                                kernel.gather_into_piece(&buf, piece, start / elem, elem)
+                            });
+                        if buf.capacity() > KEPT_ENCODED_BUFFER {
+                            *buf = Vec::new();
+                        }
+                        copied
+                    })
+                });
+            };
             let bad = || {
                 ArrayError::Internal(format!(
                     "{} does not decode into a contiguous run of the piece at byte {start}",
                     chunk.name
                 ))
             };
-            let first = kernel
-                .contiguous_whole_chunk(cells)
-                .and_then(|d| usize::try_from(d).ok())
+            let first = usize::try_from(first)
+                .ok()
                 .and_then(|d| (d * elem).checked_sub(start))
                 .ok_or_else(bad)?;
             let run = piece.get_mut(first..first + cells * elem).ok_or_else(bad)?;
-            let meta = shared.node.metadata();
-            let pipeline = match (&shared.shards, chunk.inner) {
-                (Some(layout), true) => layout.sharding.inner(),
-                (_, false) => meta.codecs(),
-                (None, true) => return Err(bad()),
-            };
             chunk.bytes.with(|bytes| {
-                pipeline.decode_into(
-                    bytes,
-                    &chunk.shape,
-                    meta.exec_data_type(),
-                    meta.exec_fill_value(),
-                    &chunk.name,
-                    run,
-                )?;
+                pipeline.decode_into(bytes, &chunk.shape, dt, fv, &chunk.name, run)?;
                 Ok(())
             })
         }
@@ -525,8 +554,8 @@ async fn read_chunk(shared: &Arc<Shared>, op: ChunkOp, decode: Arc<DecodeGate>) 
     };
     let kernel = Kernel::new(&op)?;
     let cells = cell_count(&op.chunk_shape);
-    // A chunk decoded straight into the result (by the copy stage) needs no decode here.
-    let whole = kernel.contiguous_whole_chunk(cells).is_some();
+    // A chunk read densely is decoded by the copy stage: nothing to decode here.
+    let whole = dense(&kernel, cells);
     let shared = shared.clone();
     let decode_chunk = move || {
         let meta = shared.node.metadata();
@@ -619,6 +648,13 @@ pub(super) async fn fetch_versioned(
 /// An operation reading at most 1/`SPARSE_RATIO` of its chunk's cells is sparse: it keeps
 /// a packed copy of its cells instead of the decoded chunk.
 const SPARSE_RATIO: usize = 4;
+
+/// Whether `kernel` reads more than 1/[`SPARSE_RATIO`] of its chunk's `chunk_cells`: its
+/// chunk then goes to the copy stage still encoded, and is decoded there, next to the
+/// copy of its cells (no decoded chunk is allocated, held or handed between threads).
+fn dense(kernel: &Kernel, chunk_cells: usize) -> bool {
+    kernel.cells().saturating_mul(SPARSE_RATIO) > chunk_cells
+}
 
 /// Number of inner chunks holding data of a shard whose valid region is `data_shape`.
 pub(super) fn inner_chunks_in(data_shape: &[u64], inner: &[u64]) -> u64 {
@@ -907,13 +943,12 @@ fn decode_inner(
         };
         name.clear();
         let _ = write!(name, "{} inner chunk {:?}", key.as_str(), op.chunk_coords);
-        let whole = kernel.contiguous_whole_chunk(chunk_cells).is_some();
         if let InnerSource::Object(object) = source
-            && whole
+            && dense(&kernel, chunk_cells)
             && !object.is_in_memory()
         {
-            // decoded straight into the result by the copy stage, which reads it from the
-            // open file then: nothing of it is held in between
+            // decoded by the copy stage, which reads it from the open file then: nothing
+            // of it is held in between
             tracing::trace!(
                 key = %key,
                 inner = ?op.chunk_coords,
@@ -949,7 +984,7 @@ fn decode_inner(
                     .map(|i| fetched[i].1.clone())
                     .unwrap_or_default(),
             ),
-            // (a whole-kernel chunk of a file was handed over above, unread)
+            // (a dense inner chunk of a file was handed over above, unread)
             InnerSource::Object(object) if object.is_in_memory() => {
                 Some(object.read_range(range.clone())?)
             }
