@@ -29,6 +29,11 @@ pub(crate) enum DirectChain {
     Zstd {
         /// As for [`DirectChain::Raw`].
         native: bool,
+        /// The configured compression level (for encoding; `None` when the configuration
+        /// does not give one zarrflow can read: such chunks are encoded by zarrs).
+        level: Option<i32>,
+        /// Whether encoded frames carry a checksum.
+        checksum: bool,
     },
 }
 
@@ -50,7 +55,15 @@ impl DirectChain {
         match codecs {
             [b] if b.name() == "bytes" => Some(DirectChain::Raw { native: native(b) }),
             [b, z] if b.name() == "bytes" && z.name() == "zstd" => {
-                Some(DirectChain::Zstd { native: native(b) })
+                let config = z.configuration();
+                let get = |name: &str| config.and_then(|c| c.get(name));
+                Some(DirectChain::Zstd {
+                    native: native(b),
+                    level: get("level")
+                        .and_then(|v| v.as_i64())
+                        .and_then(|l| i32::try_from(l).ok()),
+                    checksum: get("checksum").and_then(|v| v.as_bool()).unwrap_or(false),
+                })
             }
             _ => None,
         }
@@ -60,7 +73,7 @@ impl DirectChain {
     /// only for multi-byte elements).
     pub(crate) fn applies(self, elem: usize) -> bool {
         match self {
-            DirectChain::Raw { native } | DirectChain::Zstd { native } => native || elem == 1,
+            DirectChain::Raw { native } | DirectChain::Zstd { native, .. } => native || elem == 1,
         }
     }
 
@@ -194,6 +207,52 @@ fn check_justified(encoded: &[u8], expected: usize, key: &str) -> Result<(), Cod
     Ok(())
 }
 
+impl DirectChain {
+    /// Encodes a chunk's C-order native-endian bytes (the caller checked [`Self::applies`]):
+    /// raw bytes as they are; zstd with this thread's reused compression context, giving
+    /// the frame zarrs' `zstd` codec writes (same level, checksum and content size; zarrs
+    /// creates a context per chunk, measured at 6% of a whole-array write's CPU time).
+    /// `None` when the chain has no direct encoder (a zstd level zarrflow cannot read).
+    pub(crate) fn encode(self, decoded: &[u8]) -> Option<Result<Vec<u8>, CodecError>> {
+        match self {
+            DirectChain::Raw { .. } => Some(Ok(decoded.to_vec())),
+            DirectChain::Zstd {
+                level: Some(level),
+                checksum,
+                ..
+            } => Some(compress_zstd(decoded, level, checksum)),
+            DirectChain::Zstd { level: None, .. } => None,
+        }
+    }
+}
+
+/// Compresses `decoded` into one zstd frame at `level`, with a checksum if asked, with
+/// this thread's compression context.
+fn compress_zstd(decoded: &[u8], level: i32, checksum: bool) -> Result<Vec<u8>, CodecError> {
+    let failed = |e: std::io::Error| CodecError::Codec {
+        operation: "encode",
+        key: "chunk".to_string(),
+        source: Box::new(zarrs::array::CodecError::from(e)),
+    };
+    let compress = |c: &mut zstd::bulk::Compressor<'static>| {
+        c.set_compression_level(level)?;
+        c.include_checksum(checksum)?;
+        c.compress(decoded)
+    };
+    COMPRESSOR.with(|cell| {
+        // a re-entrant call (impossible today) would find the context borrowed
+        let Ok(mut slot) = cell.try_borrow_mut() else {
+            let mut fresh = zstd::bulk::Compressor::new(level).map_err(failed)?;
+            return compress(&mut fresh).map_err(failed);
+        };
+        let compressor = match slot.as_mut() {
+            Some(c) => c,
+            None => slot.insert(zstd::bulk::Compressor::new(level).map_err(failed)?),
+        };
+        compress(compressor).map_err(failed)
+    })
+}
+
 /// Decompresses zstd frames into the spare capacity of `out` with this thread's context;
 /// output that does not fit is an error. Returns the bytes written.
 pub(crate) fn decompress_zstd(
@@ -205,6 +264,9 @@ pub(crate) fn decompress_zstd(
 }
 
 thread_local! {
+    /// This thread's zstd compression context, created on first use.
+    static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> =
+        const { RefCell::new(None) };
     /// This thread's zstd decompression context, created on first use.
     static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> =
         const { RefCell::new(None) };
@@ -233,4 +295,71 @@ fn with_decompressor(
         };
         f(decompressor).map_err(failed)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+    use zarrs::array::codec::ZstdCodec;
+    use zarrs::array::{BytesToBytesCodecTraits, CodecOptions};
+
+    fn chain(json: &str) -> Option<DirectChain> {
+        let codecs: Vec<MetadataV3> = serde_json::from_str(json).unwrap();
+        DirectChain::of(&codecs)
+    }
+
+    #[test]
+    fn zstd_level_and_checksum_come_from_the_configuration() {
+        let c = chain(
+            r#"[{"name":"bytes","configuration":{"endian":"little"}},
+                {"name":"zstd","configuration":{"level":-3,"checksum":true}}]"#,
+        );
+        assert!(matches!(
+            c,
+            Some(DirectChain::Zstd {
+                level: Some(-3),
+                checksum: true,
+                ..
+            })
+        ));
+        let unreadable = chain(
+            r#"[{"name":"bytes","configuration":{"endian":"little"}},
+                {"name":"zstd","configuration":{"level":"high","checksum":false}}]"#,
+        )
+        .unwrap();
+        assert!(unreadable.encode(b"abc").is_none(), "left to zarrs");
+    }
+
+    #[test]
+    fn direct_zstd_frames_are_the_frames_zarrs_writes() {
+        // repetitive, random and empty chunks, through one reused context in turn
+        let mut random = Vec::with_capacity(70_000);
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..70_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            random.push((x >> 56) as u8);
+        }
+        let repetitive: Vec<u8> = (0..65_536u32).map(|i| (i % 251) as u8).collect();
+        for data in [&repetitive[..], &random[..], &[][..]] {
+            for level in [-5, 0, 1, 3, 9] {
+                for checksum in [false, true] {
+                    let ours = DirectChain::Zstd {
+                        native: true,
+                        level: Some(level),
+                        checksum,
+                    }
+                    .encode(data)
+                    .unwrap()
+                    .unwrap();
+                    let theirs = ZstdCodec::new(level, checksum)
+                        .encode(Cow::Borrowed(data), &CodecOptions::default())
+                        .unwrap();
+                    assert_eq!(ours, theirs.as_ref(), "level {level}, checksum {checksum}");
+                }
+            }
+        }
+    }
 }

@@ -471,6 +471,12 @@ impl CodecPipeline {
             return self.encode_vlen(decoded, &shape_nz, v).map(Some);
         }
         let Some(sh) = self.sharding() else {
+            if let Some(encoded) = self
+                .direct_for(shape, data_type)
+                .and_then(|(direct, _)| direct.encode(decoded))
+            {
+                return encoded.map(Some);
+            }
             let enc = self
                 .chain
                 .encode(
