@@ -9,6 +9,7 @@
 //! * [`wrappers`] holds composable `ObjectStore` decorators for tests and diagnostics:
 //!   request counting, latency and fault injection.
 
+pub(crate) mod backoff;
 mod body;
 mod error;
 mod key;
@@ -46,7 +47,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use trace::{RangeField, TARGET, Timer, get_method, outcome};
 
 /// Attempts of [`Store::get_suffix`]'s HEAD + range pair when the object keeps being replaced
-/// between the two (the range is conditional on HEAD's version); then `Precondition`.
+/// between the two (the range is conditional on HEAD's version), with a backoff between them;
+/// then `Precondition`.
 const SUFFIX_FALLBACK_ATTEMPTS: usize = 32;
 
 /// Per-store runtime options (never written to metadata).
@@ -622,6 +624,7 @@ impl Store {
                             attempt,
                             "replaced between HEAD and range: both again"
                         );
+                        backoff::backoff(key.as_str(), attempt).await;
                         continue;
                     }
                     Err(e) => return Err(e),
