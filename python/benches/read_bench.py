@@ -13,14 +13,17 @@ CASE zarrflow REPS``), which also writes the data when it is missing.
 
 Cases (best of ``--reps``, each library opened once outside the timing, no caches):
 read all; the sub-box [100:300]³; 100,000 random points (the Rust benchmark's xorshift
-sequence, so both paths read the same points) through ``vindex``. Every result's sum is
-checked against zarrflow's. The table prints each time and zarrflow-Python's time over
-each other's (< 1: zarrflow-Python faster).
+sequence, so both paths read the same points) through ``vindex``. The Python libraries take
+turns, one call each per repetition, so that a slower or quieter spell of the machine (on a
+shared VM the same call varies by 20-30 % from minute to minute) falls on all of them alike.
+Every result's sum is checked against zarrflow's. The table prints each time and
+zarrflow-Python's time over each other's (< 1: zarrflow-Python faster).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import pathlib
 import re
@@ -51,15 +54,6 @@ def random_points(count: int, n: int, seed: int) -> np.ndarray:
     return out
 
 
-def best(reps: int, f):
-    t_best, out = float("inf"), None
-    for _ in range(reps):
-        t = time.perf_counter()
-        out = f()
-        t_best = min(t_best, time.perf_counter() - t)
-    return t_best, out
-
-
 def rust_path(data: pathlib.Path, reps: int) -> dict[str, float]:
     """zarrflow's Rust times of the three cases (seconds), from the read benchmark's profile mode."""
     times = {}
@@ -85,38 +79,60 @@ def cases(points: np.ndarray):
     return {"read all": (Ellipsis, False), "sub-box": (SUB, False), "gather": (cols, True)}
 
 
-def run_zarrflow(path: str, reps: int, points: np.ndarray) -> dict:
+def open_zarrflow(path: str):
+    """zarrflow's reader: (the array, a context for its calls)."""
     import zarrflow
 
-    a = zarrflow.open(path)
-    out = {}
-    for name, (key, points_key) in cases(points).items():
-        f = (lambda k=key: a.vindex[k]) if points_key else (lambda k=key: a[k])
-        out[name] = best(reps, f)
-    return out
+    return zarrflow.open(path), contextlib.nullcontext
 
 
-def run_zarr_python(path: str, reps: int, points: np.ndarray, pipeline: str | None) -> dict:
+def open_zarr_python(path: str, pipeline: str | None):
+    """zarr-python's reader, with zarrs-python's codec pipeline when `pipeline` names it."""
     import zarr
 
     config = {"codec_pipeline.path": pipeline} if pipeline else {}
     with zarr.config.set(config):
         a = zarr.open_array(path, mode="r")
-        out = {}
-        for name, (key, points_key) in cases(points).items():
-            f = (lambda k=key: a.vindex[k]) if points_key else (lambda k=key: a[k])
-            out[name] = best(reps, f)
-    return out
+    return a, lambda: zarr.config.set(config)
 
 
-def run_tensorstore(path: str, reps: int, points: np.ndarray) -> dict:
-    import tensorstore as ts
+class TensorStoreReader:
+    """TensorStore's array behind the NumPy indexing the other readers take."""
 
-    a = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": path}}).result()
-    out = {}
-    for name, (key, points_key) in cases(points).items():
-        view = a.vindex[key] if points_key else a[key]
-        out[name] = best(reps, lambda v=view: v.read().result())
+    def __init__(self, path: str):
+        import tensorstore as ts
+
+        self.a = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": path}}).result()
+        self.vindex = _Vindex(self.a)
+
+    def __getitem__(self, key):
+        return self.a[key].read().result()
+
+
+class _Vindex:
+    def __init__(self, a):
+        self.a = a
+
+    def __getitem__(self, key):
+        return self.a.vindex[key].read().result()
+
+
+def open_tensorstore(path: str):
+    return TensorStoreReader(path), contextlib.nullcontext
+
+
+def interleaved(readers: dict, reps: int, points: np.ndarray) -> dict:
+    """Best time and last result per reader and case, the readers taking turns each rep."""
+    out = {name: {} for name in readers}
+    for case, (key, points_key) in cases(points).items():
+        best = {name: float("inf") for name in readers}
+        for _ in range(reps):
+            for name, (a, context) in readers.items():
+                with context():
+                    t = time.perf_counter()
+                    value = a.vindex[key] if points_key else a[key]
+                    best[name] = min(best[name], time.perf_counter() - t)
+                out[name][case] = (best[name], value)
     return out
 
 
@@ -131,17 +147,18 @@ def main() -> None:
     rust = rust_path(data, args.reps)
     path = str(data / f"n{N}")
     points = random_points(POINTS, N, SEED)
-    libs = {"zarrflow (Python)": run_zarrflow(path, args.reps, points)}
+    readers = {"zarrflow (Python)": open_zarrflow(path)}
     peers = {
-        "zarr-python 3.4.2": lambda: run_zarr_python(path, args.reps, points, None),
-        "zarr-python + zarrs": lambda: run_zarr_python(path, args.reps, points, "zarrs.ZarrsCodecPipeline"),
-        "TensorStore 0.1.86": lambda: run_tensorstore(path, args.reps, points),
+        "zarr-python 3.4.2": lambda: open_zarr_python(path, None),
+        "zarr-python + zarrs": lambda: open_zarr_python(path, "zarrs.ZarrsCodecPipeline"),
+        "TensorStore 0.1.86": lambda: open_tensorstore(path),
     }
-    for name, run in peers.items():
+    for name, open_reader in peers.items():
         try:
-            libs[name] = run()
+            readers[name] = open_reader()
         except ImportError as e:
             print(f"{name}: not in this run ({e})")
+    libs = interleaved(readers, args.reps, points)
     ours = libs["zarrflow (Python)"]
     for name, results in libs.items():
         for case, (_, value) in results.items():
