@@ -224,12 +224,7 @@ sys.exit(1 if bad else 0)
 
 #[tokio::test]
 async fn fixed_width_text_written_by_zarrflow_reads_exactly_in_zarr_python() {
-    let python = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run scripts/python-env.sh",
-        python.display()
-    );
+    let python = common::venv::python(".venv");
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().to_str().unwrap(), StoreOptions::default()).unwrap();
     let u4 = DataType::FixedString { chars: 4 };
@@ -312,17 +307,7 @@ async fn fixed_width_text_written_by_zarrflow_reads_exactly_in_zarr_python() {
     }
     let list = dir.path().join("list.tsv");
     std::fs::write(&list, lines).unwrap();
-    let out = std::process::Command::new(python)
-        .args(["-c", ZARR_PYTHON_CHECK])
-        .arg(&list)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = common::venv::run_checker(&python, &["-c", ZARR_PYTHON_CHECK], &list, "zarr-python");
     assert_eq!(
         text.lines().filter(|l| l.starts_with("ok ")).count(),
         5,

@@ -3,9 +3,11 @@
 //! read back exactly by zarr-python 3.4.2 and TensorStore 0.1.86, from the pinned virtualenv
 //! that `scripts/python-env.sh` builds (`scripts/test.sh` runs it first).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
+use std::path::Path;
+
+use common::venv;
 use serde_json::json;
 use zarrflow::DataType;
 use zarrflow::array::{Array, ArrayOptions};
@@ -146,16 +148,6 @@ fn cases() -> Vec<Case> {
     out
 }
 
-fn python() -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    assert!(
-        p.exists(),
-        "{} is missing: run scripts/python-env.sh (scripts/test.sh does)",
-        p.display()
-    );
-    p
-}
-
 /// The Zarr v2 cases: every core data type unsharded with edge chunks (the default codecs:
 /// `bytes` + zstd, written as the `zstd` compressor), big-endian, F order, the `/`
 /// separator, each compressor with a v2 form, special fill values and a 0-d array.
@@ -243,7 +235,7 @@ async fn zarr_v2_arrays_written_by_zarrflow_read_exactly_in_zarr_python_and_tens
 /// Writes every case (partial, strided, gather and fill-value writes), reads it back, and
 /// has zarr-python and TensorStore compare it with the model, bit for bit.
 async fn write_and_check(cases: Vec<Case>) {
-    let python = python();
+    let python = venv::python(".venv");
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().to_str().unwrap(), StoreOptions::default()).unwrap();
     let mut list = String::new();
@@ -333,18 +325,11 @@ async fn write_and_check(cases: Vec<Case>) {
     let list_path = dir.path().join("pairs.txt");
     std::fs::write(&list_path, &list).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("test-data/check_array.py");
-    let out = Command::new(&python)
-        .arg(&script)
-        .arg("--batch")
-        .arg(&list_path)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "zarr-python / TensorStore disagree:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = venv::run_checker(
+        &python,
+        &[script.as_os_str(), "--batch".as_ref()],
+        &list_path,
+        "zarr-python / TensorStore",
     );
     let checked = stdout.lines().filter(|l| l.contains(": OK")).count();
     assert_eq!(checked, 2 * n_cases, "{stdout}");

@@ -7,8 +7,9 @@
 //! checked too. (The fixtures zarr-python 2.18 wrote are read by the manifest-driven tests:
 //! `test-data/manifest-zarr2.json`.)
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
+
+use common::venv;
 
 use serde_json::{Value, json};
 use zarrflow::array::{Array, ArrayOptions};
@@ -18,17 +19,6 @@ use zarrflow::ndarray::{ArrayD, IxDyn};
 use zarrflow::npy::{self, NpyType};
 use zarrflow::store::{Store, StoreKey, StoreOptions};
 use zarrflow::{DataType, ZarrFormat};
-
-/// The zarr-python 2.18 environment's Python.
-fn python_zarr2() -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv-zarr2/bin/python");
-    assert!(
-        p.exists(),
-        "{} is missing: run scripts/python-env-zarr2.sh (scripts/test.sh does)",
-        p.display()
-    );
-    p
-}
 
 /// Reads each `path<TAB>expected<TAB>properties` line with zarr-python 2.18: the whole array
 /// equals the expected `.npy` (raw bytes, little-endian, same kind, size and time unit) or
@@ -271,7 +261,7 @@ fn cells_of(a: &Array, text: &str) -> (zarrflow::ArrayView, Vec<usize>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zarr_v2_arrays_written_by_zarrflow_read_exactly_in_zarr_python_2_18() {
-    let python = python_zarr2();
+    let python = venv::python(".venv-zarr2");
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().to_str().unwrap(), StoreOptions::default()).unwrap();
     let cases = cases();
@@ -397,18 +387,11 @@ async fn zarr_v2_arrays_written_by_zarrflow_read_exactly_in_zarr_python_2_18() {
     }
     let list_path = dir.path().join("list.tsv");
     std::fs::write(&list_path, list).unwrap();
-    let out = Command::new(&python)
-        .arg("-c")
-        .arg(ZARR2_CHECK)
-        .arg(&list_path)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "zarr-python 2.18 disagrees:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = venv::run_checker(
+        &python,
+        &["-c", ZARR2_CHECK],
+        &list_path,
+        "zarr-python 2.18",
     );
     assert_eq!(stdout.matches("ok ").count(), n_cases, "{stdout}");
 }

@@ -7,8 +7,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
+
+use common::venv;
 
 use common::fixtures::{entries, key, test_data};
 use common::read_npy;
@@ -116,16 +117,6 @@ async fn numcodecs_codecs_zarrs_lacks_are_typed_errors_naming_them() {
             "{path}: {e:?}"
         );
     }
-}
-
-fn python() -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    assert!(
-        p.exists(),
-        "{} is missing: run scripts/python-env.sh (scripts/test.sh does)",
-        p.display()
-    );
-    p
 }
 
 struct Case {
@@ -292,7 +283,7 @@ fn write_npy(path: &Path, data_type: DataType, shape: &[u64], bytes: &[u8]) {
 /// reads it back, and has zarr-python compare it with the model bit for bit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn arrays_zarrflow_writes_with_numcodecs_and_time_types_read_exactly_in_zarr_python() {
-    let python = python();
+    let python = venv::python(".venv");
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().to_str().unwrap(), StoreOptions::default()).unwrap();
     let mut list = String::new();
@@ -352,18 +343,16 @@ async fn arrays_zarrflow_writes_with_numcodecs_and_time_types_read_exactly_in_za
     let list_path = dir.path().join("pairs.txt");
     std::fs::write(&list_path, &list).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("test-data/check_array.py");
-    let out = Command::new(&python)
-        .arg(&script)
-        .args(["--reader", "zarr", "--batch"])
-        .arg(&list_path)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "zarr-python disagrees:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = venv::run_checker(
+        &python,
+        &[
+            script.as_os_str(),
+            "--reader".as_ref(),
+            "zarr".as_ref(),
+            "--batch".as_ref(),
+        ],
+        &list_path,
+        "zarr-python",
     );
     let checked = stdout.lines().filter(|l| l.contains(": OK")).count();
     assert_eq!(checked, n_cases, "{stdout}");

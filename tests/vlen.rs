@@ -531,17 +531,6 @@ async fn hostile_vlen_chunks_are_typed_errors_naming_the_chunk() {
     );
 }
 
-/// The pinned virtualenv's Python (scripts/python-env.sh builds it).
-fn python() -> std::path::PathBuf {
-    let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    assert!(
-        p.exists(),
-        "{} is missing: run scripts/python-env.sh",
-        p.display()
-    );
-    p
-}
-
 /// Reads each `path<TAB>expected.json` line with zarr-python and compares every element.
 const ZARR_PYTHON_CHECK: &str = r#"
 import json, sys, warnings
@@ -678,16 +667,11 @@ async fn string_and_bytes_arrays_written_by_zarrflow_read_exactly_in_zarr_python
     }
     let list_path = dir.path().join("list.tsv");
     std::fs::write(&list_path, list).unwrap();
-    let out = std::process::Command::new(python())
-        .arg("-c")
-        .arg(ZARR_PYTHON_CHECK)
-        .arg(&list_path)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.matches("ok ").count() == 5,
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = common::venv::run_checker(
+        &common::venv::python(".venv"),
+        &["-c", ZARR_PYTHON_CHECK],
+        &list_path,
+        "zarr-python",
     );
+    assert_eq!(stdout.matches("ok ").count(), 5, "{stdout}");
 }

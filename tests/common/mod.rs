@@ -1,8 +1,8 @@
 //! Shared test helpers: `.npy` files through `zarrflow::npy`, an in-process S3 server
 //! (s3s-fs on 127.0.0.1), the store conformance functions every backend runs (object_store
 //! `integration.rs` style), the fixture manifest ([`fixtures`]), the CLI runner ([`cli`]) and
-//! moto's S3 server, which honours conditional PUT ([`moto`]), and Azurite's Azure blob service
-//! ([`azurite`]).
+//! moto's S3 server, which honours conditional PUT ([`moto`]), Azurite's Azure blob service
+//! ([`azurite`]) and the pinned Python environments' interpreters and checkers ([`venv`]).
 #![allow(dead_code)]
 
 pub mod azurite;
@@ -10,6 +10,7 @@ pub mod cli;
 pub mod conformance;
 pub mod fixtures;
 pub mod moto;
+pub mod venv;
 
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder as ConnBuilder;
