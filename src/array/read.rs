@@ -189,7 +189,7 @@ async fn read_planned(
     let mut concurrency = shared.options.request_concurrency.max(1);
     if shared.node.store().reads_in_place() {
         // nothing to wait for but the decodes: more shards in flight only hold more
-        // decoded inner chunks (see IN_PLACE_SHARDS)
+        // open files and packed cells (see IN_PLACE_SHARDS)
         concurrency = concurrency.min(IN_PLACE_SHARDS.max(2 * shared.options.decode_threads));
     }
     let fill = shared
@@ -319,10 +319,11 @@ pub(super) fn plan_read(shared: &Shared, transform: &IndexTransform) -> Result<W
 
 /// Shards read at once (at most; `2 × decode_threads` when more) from a store that reads
 /// in place: its fetches cost nothing to wait for, so more shards in flight only hold more
-/// decoded inner chunks until the copy stage takes them. Measured on the read benchmark
-/// (512³ uint16, 2 cores, best of 8): 32 shards at once against 8 held 416 against 335 MB
-/// peak for read all (255 against 244 ms), the same 18 ms for the sub-box, and 131 against
-/// 137 ms for the 100k-point gather.
+/// open files and sparse operations' packed cells until the copy stage takes them. Chosen
+/// when the decode stage still decoded dense chunks (read benchmark, 512³ uint16, 2 cores,
+/// best of 8: 32 shards at once against 8 held 416 against 335 MB peak for read all, 255
+/// against 244 ms; the same 18 ms for the sub-box; 131 against 137 ms for the gather);
+/// since dense chunks reach the copy stage still encoded, read all peaks at output + 6 MiB.
 const IN_PLACE_SHARDS: usize = 8;
 
 /// A piece of the result for one copy thread: start byte, the bytes, what lands there.
