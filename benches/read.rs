@@ -44,6 +44,14 @@
 //! reused buffer, shards preloaded, no assembly, on one thread and on every core; read all's
 //! time over it.
 //!
+//! Scaling (`cargo bench --bench read -- --scaling`, zarrflow alone, best of 5): arrays of
+//! 64 MiB, 256 MiB and 1 GiB (shapes 128×512×512, 512³, 512×1024×1024; the same layout and
+//! values, written into `ZARRFLOW_BENCH_DATA` or a temporary directory), each read whole,
+//! through a fixed box and 100k fixed points inside it (the same 9 shards of every array),
+//! and through boxes of exactly 1, 8 and 64 shards; each time is printed with the stored
+//! MiB it touches and the time per MiB, which stays flat when the cost follows the bytes
+//! touched and not the array's size.
+//!
 //! Peak memory: each library's read-all runs once in a child process (this binary re-executed
 //! with `--child-peak LIB DIR`), which reports `VmHWM` from `/proc/self/status`.
 
@@ -100,6 +108,10 @@ fn main() {
     }
     if let Some(i) = args.iter().position(|a| a == "--profile") {
         profile(&args[i + 1..]);
+        return;
+    }
+    if args.iter().any(|a| a == "--scaling") {
+        scaling();
         return;
     }
     if !args.iter().any(|a| a == "--bench") {
@@ -394,13 +406,25 @@ fn tensorstore_reads(dir: &Path, cfg: &Config, points: &[Point]) -> Result<[Dura
 // -------------------------------------------------------------------------- data
 
 fn generate(dir: &Path, n: u64) {
+    generate_shape(dir, [n; 3]);
+}
+
+/// Writes the benchmark's array of `shape` (each side a multiple of the shard side, or
+/// smaller than one shard in every dimension) into `dir`, unless it is there.
+fn generate_shape(dir: &Path, shape: [u64; 3]) {
     if dir.join("zarr.json").exists() {
         return;
     }
     std::fs::create_dir_all(dir).unwrap();
     let t = Instant::now();
     let store = Arc::new(FilesystemStore::new(dir).unwrap());
-    let mut b = ArrayBuilder::new(vec![n; 3], vec![SHARD.min(n); 3], data_type::uint16(), 0u16);
+    let n = shape.iter().copied().min().unwrap_or(0);
+    let mut b = ArrayBuilder::new(
+        shape.to_vec(),
+        vec![SHARD.min(n); 3],
+        data_type::uint16(),
+        0u16,
+    );
     let mut sb = ShardingCodecBuilder::new(
         vec![std::num::NonZeroU64::new(INNER).unwrap(); 3],
         &data_type::uint16(),
@@ -411,9 +435,9 @@ fn generate(dir: &Path, n: u64) {
     array.store_metadata().unwrap();
     // Shard by shard, to keep the generator's memory small.
     let s = SHARD.min(n);
-    for cz in 0..n / s {
-        for cy in 0..n / s {
-            for cx in 0..n / s {
+    for cz in 0..shape[0] / s {
+        for cy in 0..shape[1] / s {
+            for cx in 0..shape[2] / s {
                 let mut v = Vec::with_capacity((s * s * s) as usize);
                 for z in cz * s..(cz + 1) * s {
                     for y in cy * s..(cy + 1) * s {
@@ -426,7 +450,7 @@ fn generate(dir: &Path, n: u64) {
             }
         }
     }
-    eprintln!("generated {n}³ in {:.1} s", t.elapsed().as_secs_f64());
+    eprintln!("generated {shape:?} in {:.1} s", t.elapsed().as_secs_f64());
 }
 
 async fn copy_to_memory(dir: &Path, mem: &object_store::memory::InMemory) {
@@ -828,6 +852,92 @@ fn profile(args: &[String]) {
         };
         println!("{case} {lib}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
         std::hint::black_box(&v);
+    }
+}
+
+// -------------------------------------------------------------------------- scaling
+
+/// `--scaling`: see the module documentation.
+fn scaling() {
+    zarrs::config::global_config_mut().set_include_zarrs_metadata(false);
+    let (_tmp, root) = match std::env::var("ZARRFLOW_BENCH_DATA") {
+        Ok(d) if !d.is_empty() => (None, PathBuf::from(d)),
+        _ => {
+            let t = tempfile::tempdir().unwrap();
+            let p = t.path().to_path_buf();
+            (Some(t), p)
+        }
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let reps = 5;
+    let fixed_box = [20..120, 100..300, 100..300];
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let points: Vec<Point> = (0..100_000)
+        .map(|_| [20 + next() % 100, 100 + next() % 200, 100 + next() % 200])
+        .collect();
+    let shard_boxes: [(&str, [std::ops::Range<u64>; 3]); 3] = [
+        ("1 shard", [0..128, 0..128, 0..128]),
+        ("8 shards", [0..128, 0..256, 0..512]),
+        ("64 shards", [0..512, 0..512, 0..512]),
+    ];
+    println!(
+        "zarrflow read scaling: uint16, shards 128³, inner 32³, zstd 0; {} cores; best of {reps}",
+        std::thread::available_parallelism().map_or(2, |n| n.get())
+    );
+    println!("| array | case | touched MiB | ms | ms per touched MiB |");
+    println!("|---|---|---|---|---|");
+    for (label, shape) in [
+        ("64 MiB", [128u64, 512, 512]),
+        ("256 MiB", [512, 512, 512]),
+        ("1 GiB", [512, 1024, 1024]),
+    ] {
+        let dir = root.join(format!("s{}x{}x{}", shape[0], shape[1], shape[2]));
+        generate_shape(&dir, shape);
+        let a = rt.block_on(zf_open_local(&dir));
+        let all = [0..shape[0], 0..shape[1], 0..shape[2]];
+        let mut cases: Vec<(String, Option<[std::ops::Range<u64>; 3]>)> = vec![
+            ("read all".into(), Some(all)),
+            (
+                "box [20:120, 100:300, 100:300]".into(),
+                Some(fixed_box.clone()),
+            ),
+            ("100k points in that box".into(), None),
+        ];
+        for (name, b) in &shard_boxes {
+            if b.iter().zip(shape).all(|(r, n)| r.end <= n) {
+                cases.push((format!("box of {name}"), Some(b.clone())));
+            }
+        }
+        for (name, b) in cases {
+            let touched = rt.block_on(zf_needed_bytes(&a, b.as_ref().unwrap_or(&fixed_box))) as f64
+                / (1 << 20) as f64;
+            let t = (0..reps)
+                .map(|_| {
+                    let t = Instant::now();
+                    let v = match &b {
+                        Some(b) => rt.block_on(zf_read_box(&a, b)),
+                        None => rt.block_on(zf_gather(&a, &points)),
+                    };
+                    std::hint::black_box(&v);
+                    t.elapsed()
+                })
+                .min()
+                .unwrap_or_default();
+            let ms = t.as_secs_f64() * 1e3;
+            println!(
+                "| {label} | {name} | {touched:.1} | {ms:.1} | {:.3} |",
+                ms / touched.max(1e-9)
+            );
+        }
     }
 }
 
