@@ -234,23 +234,16 @@ fn compress_zstd(decoded: &[u8], level: i32, checksum: bool) -> Result<Vec<u8>, 
         key: "chunk".to_string(),
         source: Box::new(zarrs::array::CodecError::from(e)),
     };
-    let compress = |c: &mut zstd::bulk::Compressor<'static>| {
-        c.set_compression_level(level)?;
-        c.include_checksum(checksum)?;
-        c.compress(decoded)
-    };
-    COMPRESSOR.with(|cell| {
-        // a re-entrant call (impossible today) would find the context borrowed
-        let Ok(mut slot) = cell.try_borrow_mut() else {
-            let mut fresh = zstd::bulk::Compressor::new(level).map_err(failed)?;
-            return compress(&mut fresh).map_err(failed);
-        };
-        let compressor = match slot.as_mut() {
-            Some(c) => c,
-            None => slot.insert(zstd::bulk::Compressor::new(level).map_err(failed)?),
-        };
-        compress(compressor).map_err(failed)
-    })
+    with_context(
+        &COMPRESSOR,
+        || zstd::bulk::Compressor::new(level),
+        |c| {
+            c.set_compression_level(level)?;
+            c.include_checksum(checksum)?;
+            c.compress(decoded)
+        },
+    )
+    .map_err(failed)
 }
 
 /// Decompresses zstd frames into the spare capacity of `out` with this thread's context;
@@ -282,18 +275,26 @@ fn with_decompressor(
         key: key.to_string(),
         source: Box::new(zarrs::array::CodecError::from(e)),
     };
-    DECOMPRESSOR.with(|cell| {
-        // A re-entrant call (impossible today) would find the context borrowed: use a
-        // fresh one rather than fail.
-        let Ok(mut slot) = cell.try_borrow_mut() else {
-            let mut fresh = zstd::bulk::Decompressor::new().map_err(failed)?;
-            return f(&mut fresh).map_err(failed);
+    with_context(&DECOMPRESSOR, zstd::bulk::Decompressor::new, f).map_err(failed)
+}
+
+/// Runs `f` with this thread's context in `slot`, made by `new` on first use. A re-entrant
+/// call (impossible today) would find the context borrowed: it uses a fresh one rather than
+/// fail.
+fn with_context<C: 'static, R>(
+    slot: &'static std::thread::LocalKey<RefCell<Option<C>>>,
+    new: impl FnOnce() -> std::io::Result<C>,
+    f: impl FnOnce(&mut C) -> std::io::Result<R>,
+) -> std::io::Result<R> {
+    slot.with(|cell| {
+        let Ok(mut kept) = cell.try_borrow_mut() else {
+            return f(&mut new()?);
         };
-        let decompressor = match slot.as_mut() {
-            Some(d) => d,
-            None => slot.insert(zstd::bulk::Decompressor::new().map_err(failed)?),
+        let context = match kept.as_mut() {
+            Some(c) => c,
+            None => kept.insert(new()?),
         };
-        f(decompressor).map_err(failed)
+        f(context)
     })
 }
 
