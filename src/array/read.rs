@@ -98,17 +98,28 @@ impl EncodedBytes {
     fn with<R>(&self, f: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> {
         match self {
             EncodedBytes::Shared(bytes) => f(bytes),
-            EncodedBytes::InFile { object, range } => ENCODED_BUFFER.with(|buf| {
-                let mut buf = buf.borrow_mut();
-                let read = object.read_range_into(range.clone(), &mut buf);
-                let out = read.map_err(ArrayError::from).and_then(|()| f(&buf));
-                if buf.capacity() > KEPT_ENCODED_BUFFER {
-                    *buf = Vec::new();
-                }
-                out
+            EncodedBytes::InFile { object, range } => with_kept_buffer(&ENCODED_BUFFER, |buf| {
+                object.read_range_into(range.clone(), buf)?;
+                f(buf)
             }),
         }
     }
+}
+
+/// Runs `f` with this thread's reused buffer in `slot`, given back afterwards when `f` left
+/// it larger than [`KEPT_ENCODED_BUFFER`].
+fn with_kept_buffer<R>(
+    slot: &'static std::thread::LocalKey<std::cell::RefCell<Vec<u8>>>,
+    f: impl FnOnce(&mut Vec<u8>) -> Result<R>,
+) -> Result<R> {
+    slot.with(|buf| {
+        let mut buf = buf.borrow_mut();
+        let out = f(&mut buf);
+        if buf.capacity() > KEPT_ENCODED_BUFFER {
+            *buf = Vec::new();
+        }
+        out
+    })
 }
 
 /// How the stored chunks of one kind (the array's chunks, or a shard's inner chunks)
@@ -493,19 +504,10 @@ fn copy_one(
             let Some(first) = kernel.contiguous_whole_chunk(cells) else {
                 // decoded into this thread's buffer, its cells copied while still in cache
                 return chunk.bytes.with(|bytes| {
-                    DECODED_BUFFER.with(|buf| {
-                        let mut buf = buf.borrow_mut();
+                    with_kept_buffer(&DECODED_BUFFER, |buf| {
                         // the stored size is checked before the buffer grows to the chunk's
-                        let copied = pipeline
-                            .decode_to_buffer(bytes, &chunk.shape, dt, fv, &chunk.name, &mut buf)
-                            .map_err(ArrayError::from)
-                            .and_then(|()| {
-                                kernel.gather_into_piece(&buf, piece, start / elem, elem)
-                            });
-                        if buf.capacity() > KEPT_ENCODED_BUFFER {
-                            *buf = Vec::new();
-                        }
-                        copied
+                        pipeline.decode_to_buffer(bytes, &chunk.shape, dt, fv, &chunk.name, buf)?;
+                        kernel.gather_into_piece(buf, piece, start / elem, elem)
                     })
                 });
             };
@@ -563,7 +565,7 @@ async fn read_chunk(shared: &Arc<Shared>, op: ChunkOp, decode: Arc<DecodeGate>) 
     let kernel = Kernel::new(&op)?;
     let cells = cell_count(&op.chunk_shape);
     // A chunk read densely is decoded by the copy stage: nothing to decode here.
-    let whole = dense(&kernel, cells);
+    let decoded_later = dense(&kernel, cells);
     let shared = shared.clone();
     let decode_chunk = move || {
         let meta = shared.node.metadata();
@@ -590,7 +592,7 @@ async fn read_chunk(shared: &Arc<Shared>, op: ChunkOp, decode: Arc<DecodeGate>) 
         );
         Ok(vec![(kernel, payload)])
     };
-    if whole {
+    if decoded_later {
         return decode_chunk();
     }
     on_blocking(Some(decode), decode_chunk).await
