@@ -1,7 +1,8 @@
 //! [`IndexedSet`]: an independent one-axis index array grouped by chunk (CSR).
 
+use super::packed::{RegularSplit, bits, group_packed};
 use super::{PlanError, Result, grid_err};
-use crate::grid::DimensionGrid;
+use crate::grid::{DimensionGrid, RegularGrid};
 use crate::index::IndexArray;
 
 /// The touched chunks of one storage dimension whose map is `offset + stride * a[x_k]`, an
@@ -189,43 +190,42 @@ pub(crate) fn group_rows(ids: &[Vec<i64>], n: usize) -> Grouping {
 
 /// Division of 32-bit integers by an invariant divisor with a multiply and shifts
 /// (Granlund–Montgomery, the "round-up" variant with an add-and-shift fix-up; exact for
-/// every `u32` dividend). Lets the chunk-key loops vectorise instead of dividing.
+/// every `u32` dividend). Branch-free (a divisor of 1 is magic 0 with no shifts; a power of
+/// two is magic 1), so the chunk-key loops vectorise instead of dividing.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct DivU32 {
     magic: u32,
-    shift: u32,
-    pow2: bool,
+    /// The fix-up shift: 0 for a divisor of 1, else 1.
+    shift1: u32,
+    /// The final shift: ceil(log2 d) - 1 (0 for a divisor of 1).
+    shift2: u32,
 }
 
 impl DivU32 {
     /// A divider for `d >= 1`.
     pub(crate) fn new(d: u32) -> Self {
         let d = d.max(1);
-        if d.is_power_of_two() {
+        if d == 1 {
             return DivU32 {
                 magic: 0,
-                shift: d.trailing_zeros(),
-                pow2: true,
+                shift1: 0,
+                shift2: 0,
             };
         }
-        let l = 32 - (d - 1).leading_zeros(); // ceil(log2 d), 2..=32
+        let l = 32 - (d - 1).leading_zeros(); // ceil(log2 d), 1..=32
         let magic = (((1u128 << 32) * ((1u128 << l) - d as u128)) / d as u128 + 1) as u32;
         DivU32 {
             magic,
-            shift: l,
-            pow2: false,
+            shift1: 1,
+            shift2: l - 1,
         }
     }
 
     /// `x / d`.
     #[inline(always)]
     pub(crate) fn div(&self, x: u32) -> u32 {
-        if self.pow2 {
-            x >> self.shift
-        } else {
-            let t = ((self.magic as u64 * x as u64) >> 32) as u32;
-            (t + ((x - t) >> 1)) >> (self.shift - 1)
-        }
+        let t = ((self.magic as u64 * x as u64) >> 32) as u32;
+        (t + ((x - t) >> self.shift1)) >> self.shift2
     }
 }
 
@@ -295,25 +295,15 @@ where
     S: Fn(i64) -> i64,
     F: Fn(u32, u32) -> u32,
 {
-    let Some(g) = grid.as_regular() else {
+    let Some(split) = RegularSplit::new(grid, idmin)? else {
         return Ok(false);
     };
-    let base = g.chunk_offset(idmin)?;
-    let size = g.size();
-    let (lo, hi) = g.region();
-    let span = hi as i128 - base as i128;
-    if !(lo <= base && span <= u32::MAX as i128 && size <= u32::MAX as u64 && size > 0) {
-        return Ok(false);
-    }
-    let sz = size as u32;
-    let div = DivU32::new(sz);
     local.clear();
     local.reserve_exact(values.len());
     local.extend(keys.iter_mut().zip(values).map(|(k, &v)| {
-        let rel = st(v).wrapping_sub(base) as u32;
-        let q = div.div(rel);
+        let (q, l) = split.split(st(v));
         *k = combine(*k, q);
-        rel - q * sz
+        l
     }));
     Ok(true)
 }
@@ -367,13 +357,26 @@ impl IndexedSet {
             return Ok(s);
         }
         // Wrapping arithmetic is exact: every true result lies in [smin, smax] ⊂ i64.
-        let st = |v: i64| offset.wrapping_add(stride.wrapping_mul(v));
+        let st = move |v: i64| offset.wrapping_add(stride.wrapping_mul(v));
         // Chunk ids are monotone in the coordinate: the probes give the id range.
         let idmin = grid.index_to_chunk(smin).map_err(&e)?;
         let idmax = grid.index_to_chunk(smax).map_err(&e)?;
         let range = (idmax as i128 - idmin as i128 + 1) as u128;
         check_points(n, &|| format!("the index array of storage dimension {dim}"))?;
         let g = if range <= u32::MAX as u128 {
+            if let (Some(split), Some(regular)) = (
+                RegularSplit::new(grid, idmin).map_err(&e)?,
+                grid.as_regular(),
+            ) && s.build_packed(
+                values,
+                (offset, stride),
+                split,
+                range as u64,
+                idmin,
+                regular,
+            )? {
+                return Ok(s);
+            }
             let mut keys: Vec<u32> = vec![0; n];
             chunk_keys(grid, values, st, idmin, &mut keys, |_, d| d).map_err(&e)?;
             if keys.windows(2).all(|w| w[0] <= w[1]) {
@@ -408,6 +411,59 @@ impl IndexedSet {
             None => s.push_rows(&g.runs, idmin, grid)?,
         }
         Ok(s)
+    }
+
+    /// Unsorted values on a regular grid: each point's chunk key, chunk-local coordinate and
+    /// position packed into one word and grouped by radix sort (see [`super::packed`]).
+    /// Returns `false` (nothing built) when the three do not fit 64 bits.
+    fn build_packed(
+        &mut self,
+        values: &[i64],
+        (offset, stride): (i64, i64),
+        split: RegularSplit,
+        range: u64,
+        idmin: i64,
+        grid: &RegularGrid,
+    ) -> Result<bool> {
+        let n = values.len();
+        let key_bits = bits(range - 1).max(1);
+        let local_bits = bits(split.size() as u64 - 1);
+        let pos_bits = bits(n as u64 - 1);
+        if key_bits + local_bits + pos_bits > 64 {
+            return Ok(false);
+        }
+        // [key | position | local]: whole words order by key, then position.
+        let low = local_bits + pos_bits;
+        let fill = move |start: usize, out: &mut [u64]| {
+            for ((o, &v), p) in out.iter_mut().zip(&values[start..]).zip(start as u64..) {
+                let (q, l) = split.split_affine(offset, stride, v);
+                *o = ((q as u64) << low) | (p << local_bits) | l as u64;
+            }
+        };
+        let (local_mask, pos_mask) = ((1u64 << local_bits) - 1, (1u64 << pos_bits) - 1);
+        let mut local: Vec<i64> = Vec::with_capacity(n);
+        let mut positions: Vec<u32> = Vec::with_capacity(n);
+        let grouped = group_packed(n, fill, low, range, |words| {
+            local.extend(words.iter().map(|&w| (w & local_mask) as i64));
+            positions.extend(words.iter().map(|&w| ((w >> local_bits) & pos_mask) as u32));
+        });
+        self.local = local;
+        // Chunk-sorted keys (unsorted values within chunks) keep the identity order.
+        if !grouped.identity {
+            self.positions = Some(positions);
+        }
+        let runs = grouped.runs;
+        self.chunk.reserve_exact(runs.len());
+        self.chunk_start.reserve_exact(runs.len());
+        self.chunk_extent.reserve_exact(runs.len());
+        self.chunk_size.reserve_exact(runs.len());
+        self.pointer.reserve_exact(runs.len());
+        for &(key, end) in &runs {
+            // The local coordinates are already relative to the chunk's start.
+            self.push_chunk(idmin + key as i64, grid)?;
+            self.pointer.push(end);
+        }
+        Ok(true)
     }
 
     /// Storage-sorted values (non-decreasing `offset + stride * v`; `smin` the least, probed
@@ -459,7 +515,7 @@ impl IndexedSet {
         if stride == 1 {
             self.sorted_rows_st(values, |v| v.wrapping_add(offset), find, grid)
         } else {
-            let st = |v: i64| offset.wrapping_add(stride.wrapping_mul(v));
+            let st = move |v: i64| offset.wrapping_add(stride.wrapping_mul(v));
             self.sorted_rows_st(values, st, find, grid)
         }
     }

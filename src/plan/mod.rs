@@ -8,7 +8,7 @@
 //! | table | built from | rows |
 //! | --- | --- | --- |
 //! | [`StridedSet`] | a constant map, or the only affine map reading its input axis | one per touched chunk, ascending chunk order (also for negative strides); cost O(touched chunks) grid calls, sparse strides jump over untouched chunks |
-//! | [`IndexedSet`] | an index array varying over one input axis that no other map reads | CSR by chunk; stable within a chunk; O(points) plus a counting or comparison sort; sorted coordinates take one linear pass instead (no min/max pass, no keys, no sort, no positions; one grid lookup per touched chunk, through the regular grid's own inlined methods when it is one) |
+//! | [`IndexedSet`] | an index array varying over one input axis that no other map reads | CSR by chunk; stable within a chunk; O(points) plus a radix sort of packed words on regular grids (`packed.rs`), else a counting or comparison sort; sorted coordinates take one linear pass instead (no min/max pass, no keys, no sort, no positions; one grid lookup per touched chunk, through the regular grid's own inlined methods when it is one) |
 //! | [`DiagonalSet`] | several affine maps reading one input axis (**an affine diagonal**) | one per interval of the merged chunk cuts of the members, request order; O(sum of touched chunks over the members), symbolic like a strided set |
 //! | [`JointSet`] | any other connected component of maps sharing input axes (vindex-correlated arrays, **arrays sharing an axis with an affine map**) | CSR by chunk tuple (lexicographic); O(points of the component's own block) |
 //!
@@ -69,6 +69,7 @@ mod indexed;
 mod joint;
 mod lower;
 mod order;
+mod packed;
 mod strided;
 mod two_level;
 

@@ -1,0 +1,322 @@
+//! Packed grouping: each point's chunk key, position and chunk-local coordinate in one `u64`
+//! word, grouped by a two-level most-significant-digit radix sort on the key bits.
+//!
+//! An unsorted index array ([`IndexedSet`](super::IndexedSet)) is grouped by chunk. A
+//! one-pass counting sort over 10^5 chunks scatters every point to a random place in two
+//! output arrays, and their write heads do not fit in cache. Packed words are grouped instead
+//! by one radix pass into few enough buckets that their write heads stay in cache, then each
+//! bucket by a counting sort in cache, and the grouped words are unpacked into the outputs
+//! sequentially. Used when the grid is regular with 32-bit arithmetic (the chunk-local
+//! coordinate is the division remainder) and the three fields fit 64 bits. On the planning
+//! benchmark's unsorted case (10^6 points, 10^5 chunks) it takes about 15% less CPU than the
+//! counting sort. Correlated arrays ([`JointSet`](super::JointSet)) keep the counting sort:
+//! over the benchmark's 10^4 chunks tuples its write heads fit in L2, and a packed version
+//! measured slower.
+
+use super::indexed::DivU32;
+use crate::grid::{DimensionGrid, GridError};
+
+/// The widest radix digit (2,048 buckets: their counters stay in L1, their write heads in L2).
+const MAX_DIGIT_BITS: u32 = 11;
+
+/// Bits needed to hold every value in `0..=max`.
+pub(crate) fn bits(max: u64) -> u32 {
+    u64::BITS - max.leading_zeros()
+}
+
+/// Splits storage coordinates of a regular grid into (chunk key, chunk-local coordinate)
+/// with 32-bit arithmetic: key = chunk id - the first touched chunk's id.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RegularSplit {
+    base: i64,
+    size: u32,
+    div: DivU32,
+}
+
+impl RegularSplit {
+    /// The splitter for coordinates whose chunks start at id `idmin`; `None` when the grid is
+    /// not regular or its span from that chunk or its chunk size exceeds 32 bits.
+    pub(crate) fn new(grid: &dyn DimensionGrid, idmin: i64) -> Result<Option<Self>, GridError> {
+        let Some(g) = grid.as_regular() else {
+            return Ok(None);
+        };
+        let base = g.chunk_offset(idmin)?;
+        let size = g.size();
+        let (lo, hi) = g.region();
+        let span = hi as i128 - base as i128;
+        if !(lo <= base && span <= u32::MAX as i128 && size <= u32::MAX as u64 && size > 0) {
+            return Ok(None);
+        }
+        Ok(Some(RegularSplit {
+            base,
+            size: size as u32,
+            div: DivU32::new(size as u32),
+        }))
+    }
+
+    /// The chunk size (every chunk-local coordinate is below it).
+    pub(crate) fn size(&self) -> u32 {
+        self.size
+    }
+
+    /// `(key, local)` of storage coordinate `s` (which lies in the grid's region, at or past
+    /// the first touched chunk: the caller's probes guarantee it).
+    #[inline(always)]
+    pub(crate) fn split(&self, s: i64) -> (u32, u32) {
+        self.split_rel(s.wrapping_sub(self.base) as u32)
+    }
+
+    /// `(key, local)` of storage coordinate `offset + stride * v` (under the same guarantee),
+    /// in 32-bit arithmetic: the coordinate's distance from the first touched chunk is below
+    /// 2^32, so computing it modulo 2^32 is exact, and the loop vectorises.
+    #[inline(always)]
+    pub(crate) fn split_affine(&self, offset: i64, stride: i64, v: i64) -> (u32, u32) {
+        let start = offset.wrapping_sub(self.base) as u32;
+        self.split_rel(start.wrapping_add((stride as u32).wrapping_mul(v as u32)))
+    }
+
+    #[inline(always)]
+    fn split_rel(&self, rel: u32) -> (u32, u32) {
+        let q = self.div.div(rel);
+        (q, rel - q * self.size)
+    }
+}
+
+/// Points grouped by key: `runs` lists `(key, end)` per distinct key in ascending order (CSR
+/// ends); `identity` is true when the points were already grouped (grouped position = point).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Grouped {
+    pub(crate) runs: Vec<(u64, usize)>,
+    pub(crate) identity: bool,
+}
+
+/// The key bits sorted by the first (scattering) level and by the in-cache second level.
+fn level_bits(key_bits: u32) -> (u32, u32) {
+    if key_bits <= MAX_DIGIT_BITS {
+        return (key_bits, 0);
+    }
+    let high = (key_bits - MAX_DIGIT_BITS).max(key_bits.div_ceil(2));
+    (high, key_bits - high)
+}
+
+/// Points whose words are filled at once (the caller's fill loop vectorises).
+const BLOCK: usize = 2048;
+
+/// Groups points `0..n` stably by key. `fill(start, out)` writes the words of points
+/// `start..start + out.len()`: each word holds its point's key in the bits from `low_bits`
+/// up (below `range`) and its position in the bits just below, above the rest, so that
+/// ordering whole words orders by key, then by position. `emit(words)` receives the grouped
+/// words, in grouped order, over one or more calls (the caller appends them).
+///
+/// Dense keys (`range` at most about 4n) take a most-significant-digit radix pass into as few
+/// buckets as keep their write heads in cache, then a counting sort of each bucket in cache
+/// (at most [`MAX_DIGIT_BITS`] bits each); sparse keys are sorted as whole words; grouped
+/// keys are only emitted.
+pub(crate) fn group_packed(
+    n: usize,
+    mut fill: impl FnMut(usize, &mut [u64]),
+    low_bits: u32,
+    range: u64,
+    mut emit: impl FnMut(&[u64]),
+) -> Grouped {
+    let mut runs: Vec<(u64, usize)> = Vec::new();
+    let push_run = |runs: &mut Vec<(u64, usize)>, key: u64, end: usize| match runs.last_mut() {
+        Some((last, e)) if *last == key => *e = end,
+        _ => runs.push((key, end)),
+    };
+    let sparse = range as u128 > 4 * n as u128 + 4096;
+    let key_bits = bits(range.saturating_sub(1)).max(1);
+    let (high_bits, low_digit) = level_bits(key_bits);
+    let high_shift = low_bits + low_digit;
+    let mut counts = vec![0usize; if sparse { 0 } else { 1 << high_bits }];
+    let mut block = vec![0u64; BLOCK.min(n)];
+    let blocks = || {
+        (0..n)
+            .step_by(BLOCK)
+            .map(move |start| (start, BLOCK.min(n - start)))
+    };
+    let mut grouped = true;
+    let mut prev = 0u64;
+    for (start, m) in blocks() {
+        let words = &mut block[..m];
+        fill(start, words);
+        for &w in words.iter() {
+            let key = w >> low_bits;
+            grouped &= prev <= key;
+            prev = key;
+            if !sparse {
+                counts[(key >> low_digit) as usize] += 1;
+            }
+        }
+    }
+    if grouped {
+        for (start, m) in blocks() {
+            let words = &mut block[..m];
+            fill(start, words);
+            for (i, &w) in words.iter().enumerate() {
+                push_run(&mut runs, w >> low_bits, start + i + 1);
+            }
+            emit(words);
+        }
+        return Grouped {
+            runs,
+            identity: true,
+        };
+    }
+    if sparse {
+        let mut words = vec![0u64; n];
+        fill(0, &mut words);
+        words.sort_unstable();
+        for (j, &w) in words.iter().enumerate() {
+            push_run(&mut runs, w >> low_bits, j + 1);
+        }
+        emit(&words);
+        return Grouped {
+            runs,
+            identity: false,
+        };
+    }
+    // Bucket starts (CSR) of the first level.
+    let mut acc = 0usize;
+    for c in counts.iter_mut() {
+        let count = *c;
+        *c = acc;
+        acc += count;
+    }
+    let starts = counts.clone();
+    let mut scattered = vec![0u64; n];
+    for (start, m) in blocks() {
+        let words = &mut block[..m];
+        fill(start, words);
+        for &w in words.iter() {
+            let slot = &mut counts[(w >> high_shift) as usize];
+            scattered[*slot] = w;
+            *slot += 1;
+        }
+    }
+    drop(block);
+    // `counts[b]` is now bucket b's end.
+    if low_digit == 0 {
+        // One level: each bucket is one key.
+        for (key, (&start, &end)) in starts.iter().zip(&counts).enumerate() {
+            if end > start {
+                runs.push((key as u64, end));
+            }
+        }
+        emit(&scattered);
+        return Grouped {
+            runs,
+            identity: false,
+        };
+    }
+    let digit_mask = (1u64 << low_digit) - 1;
+    let mut next = vec![0usize; 1 << low_digit];
+    let mut sorted: Vec<u64> = Vec::new();
+    for (b, (&start, &end)) in starts.iter().zip(&counts).enumerate() {
+        let bucket = &scattered[start..end];
+        match bucket {
+            [] => continue,
+            [w] => {
+                push_run(&mut runs, w >> low_bits, end);
+                emit(bucket);
+                continue;
+            }
+            _ => {}
+        }
+        for &w in bucket {
+            next[((w >> low_bits) & digit_mask) as usize] += 1;
+        }
+        let mut at = 0usize;
+        for (d, c) in next.iter_mut().enumerate() {
+            let count = *c;
+            *c = at;
+            at += count;
+            if count > 0 {
+                runs.push((((b as u64) << low_digit) | d as u64, start + at));
+            }
+        }
+        sorted.clear();
+        sorted.resize(bucket.len(), 0);
+        for &w in bucket {
+            let slot = &mut next[((w >> low_bits) & digit_mask) as usize];
+            sorted[*slot] = w;
+            *slot += 1;
+        }
+        emit(&sorted);
+        next.fill(0);
+    }
+    Grouped {
+        runs,
+        identity: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Stable grouping by a comparison sort: the reference for [`group_packed`].
+    fn reference(words: &[u64], low: u32) -> (Vec<u64>, Vec<(u64, usize)>) {
+        let mut order: Vec<u64> = words.to_vec();
+        order.sort_by_key(|&w| w >> low);
+        let mut runs: Vec<(u64, usize)> = Vec::new();
+        for (j, &w) in order.iter().enumerate() {
+            match runs.last_mut() {
+                Some((k, e)) if *k == w >> low => *e = j + 1,
+                _ => runs.push((w >> low, j + 1)),
+            }
+        }
+        (order, runs)
+    }
+
+    /// `group_packed` agrees with a stable comparison sort on the key: one level, two levels,
+    /// sparse keys, already grouped keys, a single key, empty and one-point inputs.
+    #[test]
+    fn group_packed_is_a_stable_grouping_by_key() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let low = 24u32;
+        for range in [1u64, 2, 7, 2048, 2049, 100_000, 1 << 22, 1 << 36] {
+            for n in [0usize, 1, 2, 7, 1000, 30_000] {
+                for sorted in [false, true] {
+                    // Position in bits 4.., a 4-bit payload below it.
+                    let mut keys: Vec<u64> = (0..n).map(|_| next() % range).collect();
+                    if sorted {
+                        keys.sort_unstable();
+                    }
+                    let words: Vec<u64> = keys
+                        .iter()
+                        .zip(0u64..)
+                        .map(|(&k, p)| (k << low) | (p << 4) | (next() & 15))
+                        .collect();
+                    let mut out = Vec::with_capacity(n);
+                    let fill = |start: usize, o: &mut [u64]| {
+                        let len = o.len();
+                        o.copy_from_slice(&words[start..start + len]);
+                    };
+                    let g = group_packed(n, fill, low, range, |w| out.extend_from_slice(w));
+                    let (expect, runs) = reference(&words, low);
+                    assert_eq!(out, expect, "range {range}, n {n}, sorted {sorted}");
+                    assert_eq!(g.runs, runs, "range {range}, n {n}, sorted {sorted}");
+                    let grouped = keys.windows(2).all(|w| w[0] <= w[1]);
+                    assert_eq!(g.identity, grouped);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bits_counts_the_width_of_the_largest_value() {
+        assert_eq!(bits(0), 0);
+        assert_eq!(bits(1), 1);
+        assert_eq!(bits(999), 10);
+        assert_eq!(bits(1023), 10);
+        assert_eq!(bits(1024), 11);
+        assert_eq!(bits(u64::MAX), 64);
+    }
+}
