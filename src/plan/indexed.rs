@@ -244,19 +244,18 @@ where
     S: Fn(i64) -> i64,
     F: Fn(u32, u32) -> u32,
 {
+    // All coordinates lie in [base, hi) (checked by the caller's probes).
+    if let Some(split) = RegularSplit::new(grid, idmin)? {
+        for (k, &v) in keys.iter_mut().zip(values) {
+            *k = combine(*k, split.split(st(v)).0);
+        }
+        return Ok(());
+    }
     if let Some(g) = grid.as_regular() {
-        // All coordinates lie in [base, hi) (checked by the caller's probes).
         let base = g.chunk_offset(idmin)?;
         let size = g.size();
         let (lo, hi) = g.region();
         let span = hi as i128 - base as i128;
-        if lo <= base && span <= u32::MAX as i128 && size <= u32::MAX as u64 && size > 0 {
-            let div = DivU32::new(size as u32);
-            for (k, &v) in keys.iter_mut().zip(values) {
-                *k = combine(*k, div.div(st(v).wrapping_sub(base) as u32));
-            }
-            return Ok(());
-        }
         if lo <= base && span <= i64::MAX as i128 && size > 0 {
             for (k, &v) in keys.iter_mut().zip(values) {
                 *k = combine(*k, (st(v).wrapping_sub(base) as u64 / size) as u32);
@@ -364,17 +363,9 @@ impl IndexedSet {
         let range = (idmax as i128 - idmin as i128 + 1) as u128;
         check_points(n, &|| format!("the index array of storage dimension {dim}"))?;
         let g = if range <= u32::MAX as u128 {
-            if let (Some(split), Some(regular)) = (
-                RegularSplit::new(grid, idmin).map_err(&e)?,
-                grid.as_regular(),
-            ) && s.build_packed(
-                values,
-                (offset, stride),
-                split,
-                range as u64,
-                idmin,
-                regular,
-            )? {
+            if let Some(regular) = grid.as_regular()
+                && s.build_packed(values, (offset, stride), range as u64, idmin, regular)?
+            {
                 return Ok(s);
             }
             let mut keys: Vec<u32> = vec![0; n];
@@ -415,16 +406,19 @@ impl IndexedSet {
 
     /// Unsorted values on a regular grid: each point's chunk key, chunk-local coordinate and
     /// position packed into one word and grouped by radix sort (see [`super::packed`]).
-    /// Returns `false` (nothing built) when the three do not fit 64 bits.
+    /// Returns `false` (nothing built) when the grid needs more than 32-bit arithmetic or the
+    /// three do not fit 64 bits.
     fn build_packed(
         &mut self,
         values: &[i64],
         (offset, stride): (i64, i64),
-        split: RegularSplit,
         range: u64,
         idmin: i64,
         grid: &RegularGrid,
     ) -> Result<bool> {
+        let Some(split) = RegularSplit::new(grid, idmin).map_err(grid_err(self.dim))? else {
+            return Ok(false);
+        };
         let n = values.len();
         let key_bits = bits(range - 1).max(1);
         let local_bits = bits(split.size() as u64 - 1);
@@ -453,11 +447,7 @@ impl IndexedSet {
             self.positions = Some(positions);
         }
         let runs = grouped.runs;
-        self.chunk.reserve_exact(runs.len());
-        self.chunk_start.reserve_exact(runs.len());
-        self.chunk_extent.reserve_exact(runs.len());
-        self.chunk_size.reserve_exact(runs.len());
-        self.pointer.reserve_exact(runs.len());
+        self.reserve_rows(runs.len());
         for &(key, end) in &runs {
             // The local coordinates are already relative to the chunk's start.
             self.push_chunk(idmin + key as i64, grid)?;
@@ -541,11 +531,7 @@ impl IndexedSet {
             }
             _ => 0,
         };
-        self.chunk.reserve_exact(rows);
-        self.chunk_start.reserve_exact(rows);
-        self.chunk_extent.reserve_exact(rows);
-        self.chunk_size.reserve_exact(rows);
-        self.pointer.reserve_exact(rows);
+        self.reserve_rows(rows);
         let mut i = 0usize;
         while i < n {
             let v = st(values[i]);
@@ -587,11 +573,7 @@ impl IndexedSet {
         idmin: i64,
         grid: &G,
     ) -> Result<()> {
-        self.chunk.reserve_exact(runs.len());
-        self.chunk_start.reserve_exact(runs.len());
-        self.chunk_extent.reserve_exact(runs.len());
-        self.chunk_size.reserve_exact(runs.len());
-        self.pointer.reserve_exact(runs.len());
+        self.reserve_rows(runs.len());
         let mut j0 = 0usize;
         for &(key, end) in runs {
             let c = (idmin as i128 + key as i128) as i64;
@@ -603,6 +585,15 @@ impl IndexedSet {
             j0 = end;
         }
         Ok(())
+    }
+
+    /// Reserves room for `rows` more rows (once, instead of regrowing row by row).
+    fn reserve_rows(&mut self, rows: usize) {
+        self.chunk.reserve_exact(rows);
+        self.chunk_start.reserve_exact(rows);
+        self.chunk_extent.reserve_exact(rows);
+        self.chunk_size.reserve_exact(rows);
+        self.pointer.reserve_exact(rows);
     }
 
     fn push_chunk<G: DimensionGrid + ?Sized>(&mut self, c: i64, grid: &G) -> Result<(i64, i64)> {
