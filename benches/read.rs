@@ -35,8 +35,16 @@
 //! TensorStore 0.1.86 (the pinned `.venv`; `benches/peers/tensorstore_peer.py`) reads the
 //! same local data in the same run, timed in-process (import and open excluded, no cache
 //! pool), its sums checked against zarrflow's; the last column is zarrflow's time over the
-//! best peer's (< 1: zarrflow faster). The 10 ms cases have no TensorStore time: its
-//! latency would need a delaying HTTP or S3 server, which this benchmark does not run.
+//! best peer's (< 1: zarrflow faster).
+//!
+//! 10 ms over HTTP: TensorStore runs in its own process, so it cannot read through the
+//! in-process latency wrapper; instead a local HTTP server (`benches/peers/http_latency.rs`,
+//! tower-http's `ServeDir` on its own runtime) serves the data directory and sleeps 10 ms
+//! before every answer, and zarrflow (`Store::open("http://…")`, its remote policy), zarrs
+//! (async, one spawned task per chunk, over object_store's `HttpStore`) and TensorStore (its
+//! `http` kvstore) each read through it in the same run. The server counts the requests for
+//! chunk data each read makes (TensorStore: the mean over its repetitions).
+//! `cargo bench --bench read -- --http-only` runs these cases alone.
 //!
 //! Bytes read: one zarrflow read of each local box with `rchar` (`/proc/self/io`) taken
 //! around it, against what it needs (the stored inner chunks it touches and their shards'
@@ -78,6 +86,8 @@ use zarrs::filesystem::FilesystemStore;
 use zarrs::storage::{AsyncReadableStorageTraits, ReadableStorageTraits};
 use zarrs_object_store::AsyncObjectStore;
 
+#[path = "peers/http_latency.rs"]
+mod http_latency;
 #[path = "peers/tensorstore.rs"]
 mod tensorstore;
 
@@ -152,6 +162,11 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
+    if args.iter().any(|a| a == "--http-only") {
+        let points = random_points(cfg.points, cfg.n, 0x9e37_79b9_7f4a_7c15);
+        http_latency_cases(&rt, &dir, &cfg, &points);
+        return;
+    }
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     println!(
         "zarrflow read benchmark: {n}³ uint16 ({mib} MiB), shards {SHARD}³, inner {INNER}³, \
@@ -298,6 +313,7 @@ fn main() {
     }
     table.add_tensorstore(tensorstore_reads(&dir, &cfg, &points));
     table.print();
+    http_latency_cases(&rt, &dir, &cfg, &points);
 
     // ---------------------------------------------------------------- bytes read, decode floor
     println!();
@@ -356,31 +372,12 @@ fn main() {
 /// TensorStore's local read-all, sub-box and gather times, their sums checked against the
 /// expected ones; `Err` says why TensorStore is not in this run.
 fn tensorstore_reads(dir: &Path, cfg: &Config, points: &[Point]) -> Result<[Duration; 3], String> {
-    let pts_file = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
-    let flat: Vec<u8> = points
-        .iter()
-        .flatten()
-        .flat_map(|c| c.to_le_bytes())
-        .collect();
-    let ty = zarrflow::npy::NpyType::new(zarrflow::npy::NpyKind::UInt, 8).expect("u64");
-    zarrflow::npy::write_npy(
-        std::fs::File::create(pts_file.path()).map_err(|e| e.to_string())?,
-        ty,
-        &[points.len() as u64, 3],
-        &flat,
-    )
-    .map_err(|e| e.to_string())?;
-    let sub = cfg
-        .sub
-        .iter()
-        .map(|r| format!("{}:{}", r.start, r.end))
-        .collect::<Vec<_>>()
-        .join(",");
+    let pts_file = points_npy(points)?;
     let out = tensorstore::run(&[
         "read".into(),
         dir.display().to_string(),
         cfg.reps.to_string(),
-        sub,
+        sub_arg(&cfg.sub),
         pts_file.path().display().to_string(),
     ])?;
     let all = [0..cfg.n, 0..cfg.n, 0..cfg.n];
@@ -835,12 +832,24 @@ fn profile(args: &[String]) {
     if let Some(t) = env("ZARRFLOW_BENCH_DECODE_THREADS") {
         options = options.with_decode_threads(t);
     }
-    let store = Store::open(dir.to_str().unwrap(), StoreOptions::default()).unwrap();
-    let zf = rt
-        .block_on(ZfArray::open_in(&store, &StoreKey::root(), options))
+    // `ZARRFLOW_BENCH_HTTP_DELAY_MS=D`: zarrflow reads through the delaying HTTP server.
+    let server = env("ZARRFLOW_BENCH_HTTP_DELAY_MS")
+        .map(|d| http_latency::HttpLatencyServer::start(&dir, Duration::from_millis(d as u64)));
+    let url = server
+        .as_ref()
+        .map_or(dir.to_str().unwrap().to_string(), |s| s.url.clone());
+    let store = Store::open(&url, StoreOptions::default()).unwrap();
+    let mut zf = rt
+        .block_on(ZfArray::open_in(&store, &StoreKey::root(), options.clone()))
         .unwrap();
     let zs = zs_sync_open(&dir);
     for _ in 0..reps {
+        if server.is_some() {
+            // a cold shard-index cache, as in the benchmark's latency cases
+            zf = rt
+                .block_on(ZfArray::open_in(&store, &StoreKey::root(), options.clone()))
+                .unwrap();
+        }
         let t = Instant::now();
         let v = match (case, lib) {
             ("gather", "zarrflow") => rt.block_on(zf_gather(&zf, &points)),
@@ -995,6 +1004,159 @@ fn child_peak(lib: &str, dir: &Path) {
         (hwm as f64 - before as f64) / 1024.0 - out
     );
     std::hint::black_box(&v);
+}
+
+// -------------------------------------------------------------------------- 10 ms over HTTP
+
+/// Read all, the sub-box and the gather through one local HTTP server that delays every
+/// answer by [`LATENCY`], for zarrflow, zarrs (async spawn) and TensorStore; prints a table.
+fn http_latency_cases(rt: &tokio::runtime::Runtime, dir: &Path, cfg: &Config, points: &[Point]) {
+    let server = http_latency::HttpLatencyServer::start(dir, LATENCY);
+    let all = [0..cfg.n, 0..cfg.n, 0..cfg.n];
+    let gather: u64 = points.iter().map(|p| value(p[0], p[1], p[2]) as u64).sum();
+    let pts_file = points_npy(points);
+    let zs_backend: Arc<dyn ObjectStore> = Arc::new(
+        object_store::http::HttpBuilder::new()
+            .with_url(server.url.clone())
+            .with_client_options(object_store::ClientOptions::new().with_allow_http(true))
+            .build()
+            .unwrap(),
+    );
+    println!();
+    println!(
+        "10 ms over HTTP: one local server delays every answer by 10 ms; each library reads \
+         through it (times in ms, best of {}; requests for chunk data per read):",
+        cfg.latency_reps
+    );
+    println!(
+        "| {:<34} | {:>9} | {:>11} | {:>11} | {:>16} | {:>26} |",
+        "case",
+        "zarrflow",
+        "zarrs spawn",
+        "TensorStore",
+        "zarrflow / best",
+        "requests zf / zs / TS"
+    );
+    println!("|{}|", ["---"; 6].join("|"));
+    type Case<'a> = (&'a str, String, Option<&'a [std::ops::Range<u64>; 3]>, u64);
+    let cases: [Case; 3] = [
+        (
+            "read all",
+            format!("read all {}", box_label(&all)),
+            Some(&all),
+            checksum_box(&all),
+        ),
+        (
+            "sub-box",
+            format!("sub-box {}", box_label(&cfg.sub)),
+            Some(&cfg.sub),
+            checksum_box(&cfg.sub),
+        ),
+        (
+            "gather",
+            format!("gather {} random points", cfg.points),
+            None,
+            gather,
+        ),
+    ];
+    for (case, label, sub, expect) in cases {
+        let mut t_zf = Duration::MAX;
+        let mut n_zf = 0;
+        for _ in 0..cfg.latency_reps {
+            let store = Store::open(&server.url, StoreOptions::default()).unwrap();
+            let zf = rt
+                .block_on(ZfArray::open_in(
+                    &store,
+                    &StoreKey::root(),
+                    ArrayOptions::default(),
+                ))
+                .unwrap();
+            server.reset();
+            let t = Instant::now();
+            let v = match sub {
+                Some(s) => rt.block_on(zf_read_box(&zf, s)),
+                None => rt.block_on(zf_gather(&zf, points)),
+            };
+            t_zf = t_zf.min(t.elapsed());
+            n_zf = server.counts().total();
+            assert_eq!(sum(&v), expect, "zarrflow over HTTP {label}");
+        }
+        let mut t_zs = Duration::MAX;
+        let mut n_zs = 0;
+        for _ in 0..cfg.latency_reps {
+            let za = rt.block_on(zs_async_open(zs_backend.clone()));
+            server.reset();
+            let t = Instant::now();
+            let v = match sub {
+                Some(s) => rt.block_on(zs_async_spawn_box(&za, s)),
+                None => rt.block_on(zs_async_gather(&za, points, true)),
+            };
+            t_zs = t_zs.min(t.elapsed());
+            n_zs = server.counts().total();
+            assert_eq!(sum(&v), expect, "zarrs over HTTP {label}");
+        }
+        server.reset();
+        let ts = pts_file.as_ref().map_err(Clone::clone).and_then(|pts| {
+            let out = tensorstore::run(&[
+                "read-http".into(),
+                server.url.clone(),
+                cfg.latency_reps.to_string(),
+                sub_arg(&cfg.sub),
+                pts.path().display().to_string(),
+                case.into(),
+            ])?;
+            let v = &out[case];
+            if tensorstore::checksum(v) != Some(expect) {
+                return Err(format!("TensorStore's {case} over HTTP has a wrong sum"));
+            }
+            tensorstore::seconds(v).ok_or_else(|| "no time".to_string())
+        });
+        let n_ts = server.counts().total() as f64 / cfg.latency_reps as f64;
+        let ms = |d: Duration| format!("{:.1}", d.as_secs_f64() * 1e3);
+        let (ts_ms, best) = match &ts {
+            Ok(t) => (ms(*t), t_zs.min(*t)),
+            Err(why) => {
+                println!("TensorStore is not in this row: {why}");
+                ("—".into(), t_zs)
+            }
+        };
+        println!(
+            "| {:<34} | {:>9} | {:>11} | {:>11} | {:>15.2}x | {:>26} |",
+            label,
+            ms(t_zf),
+            ms(t_zs),
+            ts_ms,
+            t_zf.as_secs_f64() / best.as_secs_f64(),
+            format!("{n_zf} / {n_zs} / {n_ts:.0}")
+        );
+    }
+}
+
+/// `cfg.sub` as the peer's `z0:z1,y0:y1,x0:x1` argument.
+fn sub_arg(sub: &[std::ops::Range<u64>; 3]) -> String {
+    sub.iter()
+        .map(|r| format!("{}:{}", r.start, r.end))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The points as a `(count, 3)` uint64 `.npy` file for the TensorStore peer.
+fn points_npy(points: &[Point]) -> Result<tempfile::NamedTempFile, String> {
+    let file = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
+    let flat: Vec<u8> = points
+        .iter()
+        .flatten()
+        .flat_map(|c| c.to_le_bytes())
+        .collect();
+    let ty = zarrflow::npy::NpyType::new(zarrflow::npy::NpyKind::UInt, 8).expect("u64");
+    zarrflow::npy::write_npy(
+        std::fs::File::create(file.path()).map_err(|e| e.to_string())?,
+        ty,
+        &[points.len() as u64, 3],
+        &flat,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(file)
 }
 
 // -------------------------------------------------------------------------- table

@@ -11,6 +11,10 @@ zarrflow's and zarrs' are.
         DIR: a zarr v3 array (written by zarrs); SUB: "z0:z1,y0:y1,x0:x1";
         POINTS.npy: uint64 (count, 3) coordinates
         -> {"read all": [s, sum], "sub-box": [s, sum], "gather": [s, sum]}
+    python tensorstore_peer.py read-http URL REPS SUB POINTS.npy CASE
+        the same array served over HTTP at URL (the read benchmark's delaying server, through
+        TensorStore's read-only `http` kvstore); only CASE ("read all", "sub-box" or "gather")
+        -> {CASE: [s, sum]}
     python tensorstore_peer.py write DIR N SHARD INNER REPS
         writes a new array at DIR (sharded, zstd level 0 inner chunks, as zarrflow and zarrs
         do) -> {"write whole": s, "update one inner chunk": s, "100 small writes": s,
@@ -34,8 +38,8 @@ def best(reps, f):
     return t_best, out
 
 
-def read_cases(path, reps, sub, points_file):
-    arr = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": path}}).result()
+def read_cases(kvstore, reps, sub, points_file, only=None):
+    arr = ts.open({"driver": "zarr3", "kvstore": kvstore}, read=True).result()
     box = tuple(slice(int(a), int(b)) for a, b in (r.split(":") for r in sub.split(",")))
     pts = np.load(points_file)
     cols = tuple(pts[:, i].astype(np.int64) for i in range(3))
@@ -45,6 +49,8 @@ def read_cases(path, reps, sub, points_file):
         ("sub-box", arr[box]),
         ("gather", arr.vindex[cols]),
     ):
+        if only is not None and name != only:
+            continue
         t, v = best(reps, lambda view=view: view.read().result())
         out[name] = [t, int(v.astype(np.uint64).sum())]
     return out
@@ -117,7 +123,10 @@ def main():
     mode = sys.argv[1]
     if mode == "read":
         path, reps, sub, points = sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
-        out = read_cases(path, reps, sub, points)
+        out = read_cases({"driver": "file", "path": path}, reps, sub, points)
+    elif mode == "read-http":
+        url, reps, sub, points, case = sys.argv[2], int(sys.argv[3]), *sys.argv[4:7]
+        out = read_cases({"driver": "http", "base_url": url}, reps, sub, points, case)
     elif mode == "write":
         path, n, shard, inner, reps = sys.argv[2], *map(int, sys.argv[3:7])
         out = write_cases(path, n, shard, inner, reps)

@@ -1,0 +1,139 @@
+//! A local HTTP server with injected latency, so that every library in a benchmark (zarrflow,
+//! zarrs and TensorStore, whose process cannot use an in-process store wrapper) reads the same
+//! files through the same delay.
+//!
+//! Files under a directory are served read-only by tower-http's `ServeDir` (GET and HEAD,
+//! single byte ranges including suffix ranges); every request first sleeps the given delay,
+//! then is answered, so the delay is a time to first byte as with object_store's
+//! `ThrottledStore`. The server runs on a runtime of its own (two threads), so it does not
+//! share the reading library's workers. It counts the requests it answers (metadata documents
+//! apart), which gives request counts for TensorStore too. Included by the read benchmark with
+//! `#[path]`.
+
+use std::convert::Infallible;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto::Builder as ConnBuilder;
+use tower::ServiceExt;
+use tower_http::services::ServeDir;
+
+/// Requests answered for chunk data (paths not ending in `zarr.json`), by kind.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HttpCounts {
+    /// GETs of a whole file.
+    pub get: u64,
+    /// GETs with a `Range` header.
+    pub get_range: u64,
+    /// HEADs.
+    pub head: u64,
+}
+
+impl HttpCounts {
+    /// All requests.
+    pub fn total(&self) -> u64 {
+        self.get + self.get_range + self.head
+    }
+}
+
+#[derive(Default)]
+struct Counters {
+    get: AtomicU64,
+    get_range: AtomicU64,
+    head: AtomicU64,
+}
+
+/// A running server; it stops when dropped.
+pub struct HttpLatencyServer {
+    /// `http://127.0.0.1:PORT/`: the served directory's root.
+    pub url: String,
+    counters: Arc<Counters>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl HttpLatencyServer {
+    /// Serves `dir` with `delay` before every answer.
+    pub fn start(dir: &Path, delay: Duration) -> HttpLatencyServer {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("http-latency")
+            .enable_all()
+            .build()
+            .expect("server runtime");
+        let counters = Arc::new(Counters::default());
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind(("127.0.0.1", 0)))
+            .expect("bind 127.0.0.1");
+        let addr = listener.local_addr().expect("local address");
+        let files = ServeDir::new(dir);
+        let c = counters.clone();
+        runtime.spawn(async move {
+            let http = ConnBuilder::new(TokioExecutor::new());
+            loop {
+                let Ok((socket, _)) = listener.accept().await else {
+                    continue;
+                };
+                let _ = socket.set_nodelay(true);
+                let files = files.clone();
+                let c = c.clone();
+                let service = hyper::service::service_fn(move |req: hyper::Request<_>| {
+                    let files = files.clone();
+                    let c = c.clone();
+                    async move {
+                        if !req.uri().path().ends_with("zarr.json") {
+                            let counter = if req.method() == hyper::Method::HEAD {
+                                &c.head
+                            } else if req.headers().contains_key(hyper::header::RANGE) {
+                                &c.get_range
+                            } else {
+                                &c.get
+                            };
+                            counter.fetch_add(1, Ordering::Relaxed);
+                        }
+                        tokio::time::sleep(delay).await;
+                        let response = files.oneshot(req).await;
+                        Ok::<_, Infallible>(response.unwrap_or_else(|e| match e {}))
+                    }
+                });
+                let conn = http
+                    .serve_connection(TokioIo::new(socket), service)
+                    .into_owned();
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+            }
+        });
+        HttpLatencyServer {
+            url: format!("http://{addr}/"),
+            counters,
+            runtime: Some(runtime),
+        }
+    }
+
+    /// The requests answered since the last reset.
+    pub fn counts(&self) -> HttpCounts {
+        HttpCounts {
+            get: self.counters.get.load(Ordering::Relaxed),
+            get_range: self.counters.get_range.load(Ordering::Relaxed),
+            head: self.counters.head.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Sets the counts to zero.
+    pub fn reset(&self) {
+        self.counters.get.store(0, Ordering::Relaxed);
+        self.counters.get_range.store(0, Ordering::Relaxed);
+        self.counters.head.store(0, Ordering::Relaxed);
+    }
+}
+
+impl Drop for HttpLatencyServer {
+    fn drop(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
