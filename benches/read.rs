@@ -46,6 +46,11 @@
 //! chunk data each read makes (TensorStore: the mean over its repetitions).
 //! `cargo bench --bench read -- --http-only` runs these cases alone.
 //!
+//! The CLI: the whole `zarrflow get DIR SEL -o OUT.npy` process for the sub-box and read
+//! all (process start, open, read, the file written and renamed into place, exit), timed by
+//! this benchmark around the child, next to the in-process reads of the same run;
+//! `-- --cli-only` runs these cases (and TensorStore's local reads) alone.
+//!
 //! Bytes read: one zarrflow read of each local box with `rchar` (`/proc/self/io`) taken
 //! around it, against what it needs (the stored inner chunks it touches and their shards'
 //! indexes, from `explain_read`). Decode floor: every inner chunk decoded by zstd into a
@@ -162,6 +167,12 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
+    if args.iter().any(|a| a == "--cli-only") {
+        let points = random_points(cfg.points, cfg.n, 0x9e37_79b9_7f4a_7c15);
+        let ts = tensorstore_reads(&dir, &cfg, &points);
+        cli_cases(&rt, &dir, &cfg, ts.as_ref().ok());
+        return;
+    }
     if args.iter().any(|a| a == "--http-only") {
         let points = random_points(cfg.points, cfg.n, 0x9e37_79b9_7f4a_7c15);
         http_latency_cases(&rt, &dir, &cfg, &points);
@@ -314,6 +325,12 @@ fn main() {
     table.add_tensorstore(tensorstore_reads(&dir, &cfg, &points));
     table.print();
     http_latency_cases(&rt, &dir, &cfg, &points);
+    cli_cases(
+        &rt,
+        &dir,
+        &cfg,
+        table.tensorstore.as_ref().and_then(|t| t.as_ref().ok()),
+    );
 
     // ---------------------------------------------------------------- bytes read, decode floor
     println!();
@@ -1157,6 +1174,106 @@ fn points_npy(points: &[Point]) -> Result<tempfile::NamedTempFile, String> {
     )
     .map_err(|e| e.to_string())?;
     Ok(file)
+}
+
+// -------------------------------------------------------------------------- CLI
+
+/// The whole `zarrflow get DIR SEL -o OUT.npy` process (start, open, read, the `.npy` file
+/// written and renamed into place, exit) for the sub-box and read all, best of `cfg.reps`,
+/// each into a file removed before the run (outside the timing); printed next to zarrflow's
+/// and TensorStore's in-process reads of the same run (`ts`: read all, sub-box, gather).
+fn cli_cases(rt: &tokio::runtime::Runtime, dir: &Path, cfg: &Config, ts: Option<&[Duration; 3]>) {
+    let bin = env!("CARGO_BIN_EXE_zarrflow");
+    let out_dir = tempfile::tempdir_in(dir.parent().unwrap_or(dir)).unwrap();
+    let out = out_dir.path().join("out.npy");
+    let run = |args: &[&str]| {
+        let t = Instant::now();
+        let status = std::process::Command::new(bin)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        let e = t.elapsed();
+        assert!(status.success(), "zarrflow {args:?}: {status}");
+        e
+    };
+    let start = (0..cfg.reps).map(|_| run(&["--version"])).min().unwrap();
+    let ms = |d: Duration| format!("{:.1}", d.as_secs_f64() * 1e3);
+    println!();
+    println!(
+        "the CLI, whole process (`zarrflow get DIR SEL -o OUT.npy` into a new file, best of {}; \
+         a bare process start, `zarrflow --version`, takes {} ms), against the in-process reads \
+         of this run:",
+        cfg.reps,
+        ms(start)
+    );
+    println!(
+        "| {:<34} | {:>9} | {:>20} | {:>22} | {:>11} | {:>16} |",
+        "case",
+        "CLI",
+        "zarrflow in-process",
+        "TensorStore in-process",
+        "CLI / TS",
+        "CLI / in-process"
+    );
+    println!("|{}|", ["---"; 6].join("|"));
+    let all = [0..cfg.n, 0..cfg.n, 0..cfg.n];
+    for (i, sub) in [(1, &cfg.sub), (0, &all)] {
+        let sel = sub_arg(sub);
+        let dir_arg = dir.to_str().unwrap();
+        let out_arg = out.to_str().unwrap();
+        let mut t_cli = Duration::MAX;
+        for _ in 0..cfg.reps {
+            let _ = std::fs::remove_file(&out);
+            t_cli = t_cli.min(run(&["get", dir_arg, &sel, "-o", out_arg]));
+        }
+        let (_, _, data) = read_npy_u16(&out);
+        assert_eq!(sum(&data), checksum_box(sub), "zarrflow get {sel}");
+        let zf = rt.block_on(zf_open_local(dir));
+        let t_in = best(cfg.reps, || {
+            std::hint::black_box(rt.block_on(zf_read_box(&zf, sub)));
+        });
+        let label = format!(
+            "{} {}",
+            if i == 1 { "sub-box" } else { "read all" },
+            box_label(sub)
+        );
+        let (ts_ms, ratio) = match ts {
+            Some(ts) => (
+                ms(ts[i]),
+                format!("{:.2}x", t_cli.as_secs_f64() / ts[i].as_secs_f64()),
+            ),
+            None => ("—".into(), "—".into()),
+        };
+        println!(
+            "| {:<34} | {:>9} | {:>20} | {:>22} | {:>11} | {:>15.2}x |",
+            label,
+            ms(t_cli),
+            ms(t_in),
+            ts_ms,
+            ratio,
+            t_cli.as_secs_f64() / t_in.as_secs_f64()
+        );
+    }
+}
+
+/// The `u16` values of a `.npy` file written by `zarrflow get` (header checked loosely).
+fn read_npy_u16(path: &Path) -> (String, usize, Vec<u16>) {
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(
+        &bytes[..6],
+        b"\x93NUMPY",
+        "{}: not a .npy file",
+        path.display()
+    );
+    let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let header = String::from_utf8_lossy(&bytes[10..10 + header_len]).into_owned();
+    assert!(header.contains("'<u2'"), "{header}");
+    let data: Vec<u16> = bytes[10 + header_len..]
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    (header, header_len, data)
 }
 
 // -------------------------------------------------------------------------- table

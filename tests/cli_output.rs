@@ -244,3 +244,73 @@ fn get_output_replaces_files_and_keeps_links_and_devices() {
     let e = fails(&["get", &url, "-o", missing.to_str().unwrap()]);
     assert!(e.contains("cannot create") && e.contains("x.npy"), "{e}");
 }
+
+/// `get -o` of a result of 32 MiB or more reads straight into the mapped output file: the
+/// file is byte-identical to what the buffered path writes (`-o -`) and to what `--fsync`
+/// writes; and a failure (a
+/// file-size limit, refused when the space is reserved, before any read; a corrupt chunk
+/// mid-read) leaves the previous file as it was and no temporary file.
+#[test]
+fn a_large_get_output_is_mapped_and_still_whole_or_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let url = tmp.path().join("big.zarr").to_string_lossy().into_owned();
+    #[rustfmt::skip]
+    ok(&[
+        "create", &url, "--shape", "2048,4096", "--dtype", "int32", "--chunks", "512,512",
+        "--fill-value", "5",
+    ]);
+    ok(&["set", &url, "100:700,1000:3000", "--value", "7"]);
+    ok(&["set", &url, "1500:1600", "--value", "-3"]);
+    let out_dir = tmp.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let out = out_dir.join("all.npy");
+    let out_s = out.to_str().unwrap();
+    ok(&["get", &url, "-o", out_s]);
+    let (descr, shape, data) = read_npy(&out);
+    assert_eq!(
+        (descr.as_str(), shape.as_slice()),
+        ("<i4", &[2048, 4096][..])
+    );
+    for (i, v) in data.chunks_exact(4).enumerate() {
+        let (r, c) = (i / 4096, i % 4096);
+        let expect = if (1500..1600).contains(&r) {
+            -3
+        } else if (100..700).contains(&r) && (1000..3000).contains(&c) {
+            7
+        } else {
+            5
+        };
+        assert_eq!(
+            i32::from_ne_bytes(v.try_into().unwrap()),
+            expect,
+            "[{r}, {c}]"
+        );
+    }
+    let buffered = run(&["get", &url, "-o", "-"]);
+    assert!(buffered.status.success());
+    assert!(
+        buffered.stdout == std::fs::read(&out).unwrap(),
+        "the mapped file differs from the buffered output"
+    );
+
+    // --fsync writes the same file (its durability needs a power cut to test)
+    let synced = tmp.path().join("synced.npy");
+    ok(&["get", "--fsync", &url, "-o", synced.to_str().unwrap()]);
+    assert!(std::fs::read(&synced).unwrap() == std::fs::read(&out).unwrap());
+
+    // a file-size limit: refused when the space is reserved
+    let before = previous_file(&out, 300);
+    let res = run_limited("trap '' XFSZ; ulimit -f 2", &["get", &url, "-o", out_s]);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert_eq!(res.status.code(), Some(1), "{err}");
+    assert!(err.contains("File too large"), "{err}");
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+    assert_eq!(names(&out_dir), vec!["all.npy"], "a temporary file remains");
+
+    // a corrupt chunk fails the read after the mapping was made
+    std::fs::write(Path::new(&url).join("c").join("3").join("7"), b"not zstd").unwrap();
+    let e = fails(&["get", &url, "-o", out_s]);
+    assert!(e.contains("c/3/7"), "{e}");
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+    assert_eq!(names(&out_dir), vec!["all.npy"], "a temporary file remains");
+}

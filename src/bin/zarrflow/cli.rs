@@ -149,7 +149,8 @@ when that would still be more than 1000 values; only the values shown are read. 
 is little-endian, of the array's data type, in C order (a string array as fixed-width <U n, n
 its longest value's characters; a bytes array as |S n, NumPy dropping a value's trailing NUL
 bytes when it reads it: never pickled objects); it replaces OUT.npy only once written
-whole (a failed write leaves the previous file as it was). Reads of more than --max-bytes
+whole (a failed write leaves the previous file as it was; --fsync also makes it durable
+before `get` returns). Reads of more than --max-bytes
 (4 GiB unless given) are refused before anything is allocated.")]
 #[command(allow_negative_numbers = true)]
 pub struct GetArgs {
@@ -174,6 +175,11 @@ pub struct GetArgs {
     /// With --explain: print it as JSON.
     #[arg(long, requires = "explain")]
     pub json: bool,
+    /// With -o FILE: fsync the file before it replaces FILE, and its directory after, so
+    /// that it survives a power loss once `get` returns (off by default, as for the
+    /// store's own writes: a failed or killed `get` still never leaves a partial FILE).
+    #[arg(long, requires = "output")]
+    pub fsync: bool,
 }
 
 /// `zarrflow set`.

@@ -1,8 +1,10 @@
 //! Output files written whole or not at all (`get -o FILE`).
 //!
-//! The content goes to a temporary file beside the target, which is flushed, synced and
-//! then renamed over the target: a failed write (a full disk, a size limit, an error
-//! mid-way) leaves the previous file as it was and removes the temporary file. A symbolic
+//! The content goes to a temporary file beside the target, which is flushed (and, when
+//! asked, synced) and then renamed over the target: a failed or killed write (a full disk,
+//! a size limit, an error mid-way, a signal) leaves the previous file as it was and no
+//! partial target. Durability across a power loss is the `fsync` option's, as for the
+//! store's own writes: the file is synced before the rename and its directory after. A symbolic
 //! link to a regular file is kept and its target replaced; a target that is not a regular
 //! file (`/dev/stdout`, a FIFO, `/dev/null`) is written in place, as there is nothing to
 //! replace.
@@ -14,53 +16,191 @@ use std::path::{Path, PathBuf};
 use crate::error::{CliError, Result};
 use crate::quote::quoted_path;
 
-/// Writes `path` with `write`, replacing it only after everything was written and flushed.
-pub fn write_whole(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
-    let shown = quoted_path(path);
-    let target = match fs::metadata(path) {
-        Ok(m) if m.is_dir() => {
-            return Err(CliError::new(format!(
-                "cannot write {shown}: it is a directory"
-            )));
-        }
-        Ok(m) if !m.is_file() => return write_in_place(path, write),
-        // a link keeps pointing at the file it names, which is replaced
-        Ok(m) => Existing::File {
-            path: fs::canonicalize(path)
-                .map_err(|e| CliError::new(format!("cannot resolve {shown}: {e}")))?,
-            permissions: m.permissions(),
-        },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Existing::Nothing,
-        Err(e) => return Err(CliError::new(format!("cannot write {shown}: {e}"))),
-    };
-    let final_path: PathBuf = match &target {
-        Existing::File { path, .. } => path.clone(),
-        Existing::Nothing => path.to_path_buf(),
-    };
-    let dir = match final_path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut temp = temp_builder()
-        .tempfile_in(dir)
-        .map_err(|e| CliError::new(format!("cannot create {shown}: {e}")))?;
-    if let Existing::File { permissions, .. } = &target {
-        temp.as_file()
-            .set_permissions(permissions.clone())
+/// Writes `path` with `write`, replacing it only after everything was written and flushed
+/// (and with `fsync`, synced).
+pub fn write_whole(
+    path: &Path,
+    fsync: bool,
+    write: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
+    let mut out = OutFile::create(path, fsync)?;
+    out.write_with(write)?;
+    out.commit()
+}
+
+/// An output file being written: a temporary file beside the target, which [`commit`]
+/// renames over it (dropped uncommitted, it is removed), or, for a target that is not a
+/// regular file, the target itself.
+///
+/// [`commit`]: OutFile::commit
+#[derive(Debug)]
+pub struct OutFile {
+    shown: String,
+    fsync: bool,
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Temp {
+        temp: tempfile::NamedTempFile,
+        final_path: PathBuf,
+        dir: PathBuf,
+    },
+    InPlace(File),
+}
+
+impl OutFile {
+    /// Opens the temporary file beside `path` (or `path` itself, for a device or a FIFO).
+    pub fn create(path: &Path, fsync: bool) -> Result<OutFile> {
+        let shown = quoted_path(path);
+        let target = match fs::metadata(path) {
+            Ok(m) if m.is_dir() => {
+                return Err(CliError::new(format!(
+                    "cannot write {shown}: it is a directory"
+                )));
+            }
+            Ok(m) if !m.is_file() => {
+                let file = File::options()
+                    .write(true)
+                    .open(path)
+                    .map_err(|e| CliError::new(format!("cannot write {shown}: {e}")))?;
+                return Ok(OutFile {
+                    shown,
+                    fsync,
+                    kind: Kind::InPlace(file),
+                });
+            }
+            // a link keeps pointing at the file it names, which is replaced
+            Ok(m) => Existing::File {
+                path: fs::canonicalize(path)
+                    .map_err(|e| CliError::new(format!("cannot resolve {shown}: {e}")))?,
+                permissions: m.permissions(),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Existing::Nothing,
+            Err(e) => return Err(CliError::new(format!("cannot write {shown}: {e}"))),
+        };
+        let final_path: PathBuf = match &target {
+            Existing::File { path, .. } => path.clone(),
+            Existing::Nothing => path.to_path_buf(),
+        };
+        let dir = match final_path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let temp = temp_builder()
+            .tempfile_in(&dir)
             .map_err(|e| CliError::new(format!("cannot create {shown}: {e}")))?;
+        if let Existing::File { permissions, .. } = &target {
+            temp.as_file()
+                .set_permissions(permissions.clone())
+                .map_err(|e| CliError::new(format!("cannot create {shown}: {e}")))?;
+        }
+        Ok(OutFile {
+            shown,
+            fsync,
+            kind: Kind::Temp {
+                temp,
+                final_path,
+                dir,
+            },
+        })
     }
-    {
-        let mut out = BufWriter::new(temp.as_file_mut());
+
+    fn file(&mut self) -> &mut File {
+        match &mut self.kind {
+            Kind::Temp { temp, .. } => temp.as_file_mut(),
+            Kind::InPlace(file) => file,
+        }
+    }
+
+    /// Writes the content with `write` (buffered, then flushed).
+    pub fn write_with(&mut self, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+        let shown = self.shown.clone();
+        let mut out = BufWriter::new(self.file());
         write(&mut out)?;
         out.flush()
-            .map_err(|e| CliError::new(format!("writing {shown}: {e}")))?;
+            .map_err(|e| CliError::new(format!("writing {shown}: {e}")))
     }
-    temp.as_file()
-        .sync_all()
-        .map_err(|e| CliError::new(format!("writing {shown}: {e}")))?;
-    temp.persist(&final_path)
-        .map_err(|e| CliError::new(format!("cannot replace {shown}: {}", e.error)))?;
-    Ok(())
+
+    /// The temporary file as `len` writable bytes in memory, so that a read lands in the
+    /// page cache with no buffer and no copy in between. The space is reserved first
+    /// (`posix_fallocate`): a full disk or a file-size limit is an error here, never a
+    /// fault while the mapping is written. `None` where there is no temporary file (a
+    /// device) or the file system cannot reserve or map it: then [`OutFile::write_with`].
+    pub fn map(&mut self, len: u64) -> Result<Option<memmap2::MmapMut>> {
+        let shown = self.shown.clone();
+        let Kind::Temp { temp, .. } = &mut self.kind else {
+            return Ok(None);
+        };
+        if len == 0 {
+            return Ok(None);
+        }
+        let (Ok(len_off), Ok(len_usize)) = (libc::off_t::try_from(len), usize::try_from(len))
+        else {
+            return Err(CliError::new(format!(
+                "writing {shown}: {len} bytes are more than this system's files hold"
+            )));
+        };
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            // SAFETY: a plain system call on the temporary file's open descriptor.
+            let code = unsafe { libc::posix_fallocate(temp.as_file().as_raw_fd(), 0, len_off) };
+            match code {
+                0 => {}
+                libc::EOPNOTSUPP | libc::EINVAL | libc::ENODEV => return Ok(None),
+                code => {
+                    let e = std::io::Error::from_raw_os_error(code);
+                    return Err(CliError::new(format!("writing {shown}: {e}")));
+                }
+            }
+            // SAFETY: the mapping is of a temporary file this process just created under a
+            // random name; nothing else truncates or writes it while the mapping lives (it
+            // is dropped before the file is committed or removed), and its length was
+            // reserved.
+            match unsafe {
+                memmap2::MmapOptions::new()
+                    .len(len_usize)
+                    .map_mut(temp.as_file())
+            } {
+                Ok(map) => Ok(Some(map)),
+                Err(_) => Ok(None),
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (len_off, len_usize);
+            Ok(None)
+        }
+    }
+
+    /// Replaces the target with the temporary file (synced first, and the directory
+    /// after, with `fsync`); for a device, only flushes.
+    pub fn commit(self) -> Result<()> {
+        let shown = self.shown;
+        let (temp, final_path, dir) = match self.kind {
+            Kind::InPlace(_) => return Ok(()),
+            Kind::Temp {
+                temp,
+                final_path,
+                dir,
+            } => (temp, final_path, dir),
+        };
+        if self.fsync {
+            temp.as_file()
+                .sync_all()
+                .map_err(|e| CliError::new(format!("writing {shown}: {e}")))?;
+        }
+        temp.persist(&final_path)
+            .map_err(|e| CliError::new(format!("cannot replace {shown}: {}", e.error)))?;
+        if self.fsync {
+            File::open(&dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| CliError::new(format!("cannot sync the directory of {shown}: {e}")))?;
+        }
+        Ok(())
+    }
 }
 
 /// What the target path holds before the write.
@@ -85,17 +225,4 @@ fn temp_builder() -> tempfile::Builder<'static, 'static> {
         builder.permissions(fs::Permissions::from_mode(0o666));
     }
     builder
-}
-
-/// Writes a target that is not a regular file (a device, a FIFO) directly.
-fn write_in_place(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
-    let shown = quoted_path(path);
-    let file = File::options()
-        .write(true)
-        .open(path)
-        .map_err(|e| CliError::new(format!("cannot write {shown}: {e}")))?;
-    let mut out = BufWriter::new(file);
-    write(&mut out)?;
-    out.flush()
-        .map_err(|e| CliError::new(format!("writing {shown}: {e}")))
 }
