@@ -2,7 +2,9 @@
 //! same run, printing times and ratios (zarrs / zarrflow; above 1 means zarrflow is faster).
 //!
 //! `cargo bench --bench write` (512³ uint16 = 256 MiB, shards 128³, inner chunks 32³, zstd 0).
-//! `ZARRFLOW_BENCH_SMALL=1 cargo bench --bench write` runs a 128³ version in seconds.
+//! `ZARRFLOW_BENCH_SMALL=1 cargo bench --bench write` runs a 128³ version in seconds;
+//! `cargo bench --bench write -- --profile 10` runs zarrflow's whole-array write alone, 10
+//! times (for `perf record`).
 //!
 //! Cases:
 //! 1. write the whole array (every shard fully covered: no reads);
@@ -124,6 +126,32 @@ fn main() {
         .expect("zarrflow array");
     let values = ArrayD::from_shape_vec(IxDyn(&[n as usize; 3]), data.clone()).expect("shape");
 
+    // `-- --profile N`: zarrflow's whole-array write alone, N times, for `perf record`.
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--profile") {
+        let reps: usize = args.get(i + 1).and_then(|r| r.parse().ok()).unwrap_or(10);
+        let cpu = || {
+            // SAFETY: getrusage fills the struct it is given.
+            let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+            unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+            let ms = |t: libc::timeval| t.tv_sec as f64 * 1e3 + t.tv_usec as f64 / 1e3;
+            (ms(u.ru_utime), ms(u.ru_stime))
+        };
+        for _ in 0..reps {
+            let (u0, s0) = cpu();
+            let t = Instant::now();
+            rt.block_on(ours.view().write(&values.view()))
+                .expect("zarrflow write");
+            let (u1, s1) = cpu();
+            println!(
+                "write whole zarrflow: {:.1} ms (CPU: user {:.0} ms, system {:.0} ms)",
+                t.elapsed().as_secs_f64() * 1e3,
+                u1 - u0,
+                s1 - s0
+            );
+        }
+        return;
+    }
     let runs = if small { 5 } else { 3 };
     let (tz, _) = best(runs, || {
         zarray

@@ -240,7 +240,11 @@ fn compress_zstd(decoded: &[u8], level: i32, checksum: bool) -> Result<Vec<u8>, 
         |c| {
             c.set_compression_level(level)?;
             c.include_checksum(checksum)?;
-            c.compress(decoded)
+            // the buffer has room for the worst case; a shard keeps its pieces until they
+            // are stored, so give the rest back (glibc shrinks in place, without a copy)
+            let mut encoded = c.compress(decoded)?;
+            encoded.shrink_to_fit();
+            Ok(encoded)
         },
     )
     .map_err(failed)

@@ -709,18 +709,22 @@ impl Store {
     /// [`StoreError::Unsupported`] when a backend cannot (one given to
     /// [`Store::from_object_store`], such as `object_store`'s own `LocalFileSystem`) or a
     /// version has neither an ETag nor a version id.
+    ///
+    /// `value` is one buffer (`Bytes`, `Vec<u8>`) or a [`PutPayload`] of several parts,
+    /// stored as their concatenation (a shard whose pieces were never copied together).
     pub async fn put_opts(
         &self,
         key: &StoreKey,
-        value: Bytes,
+        value: impl Into<PutPayload>,
         mode: PutMode,
     ) -> Result<ObjectVersion, StoreError> {
+        let value = value.into();
         let method = match mode {
             PutMode::Overwrite => "PUT",
             PutMode::Create => "PUT create",
             PutMode::Update(_) => "PUT if-match",
         };
-        let (timer, bytes) = (Timer::start(), value.len());
+        let (timer, bytes) = (Timer::start(), value.content_length());
         let res = self.put_opts_untraced(key, value, mode).await;
         tracing::debug!(
             target: TARGET,
@@ -736,7 +740,7 @@ impl Store {
     async fn put_opts_untraced(
         &self,
         key: &StoreKey,
-        value: Bytes,
+        value: PutPayload,
         mode: PutMode,
     ) -> Result<ObjectVersion, StoreError> {
         let operation = match mode {
@@ -765,7 +769,7 @@ impl Store {
         };
         let res = self
             .inner
-            .put_opts(&self.path(key), PutPayload::from_bytes(value), opts)
+            .put_opts(&self.path(key), value, opts)
             .await
             .map_err(|e| match e {
                 object_store::Error::NotImplemented { .. }
@@ -790,9 +794,10 @@ impl Store {
     pub async fn put_opts_or_overwrite(
         &self,
         key: &StoreKey,
-        value: Bytes,
+        value: impl Into<PutPayload>,
         mode: PutMode,
     ) -> Result<ObjectVersion, StoreError> {
+        let value = value.into();
         let uncheckable = match &mode {
             PutMode::Overwrite => false,
             // a version the backend gave without an ETag or version id cannot be matched

@@ -1,7 +1,7 @@
 //! zarrflow's own `sharding_indexed` layer, split like zarrs' `sharding/`: the configuration
 //! (`config.rs`: [`ShardingConfig`]), the decoded index (`index.rs`: [`ShardIndex`]), the
 //! index codec (`index_codec.rs`: [`ShardIndexCodec`]), a shard built inner chunk by inner
-//! chunk (`assembler.rs`: [`ShardAssembler`]), size and fill helpers (`helpers.rs`),
+//! chunk (`assembler.rs`: [`ShardAssembler`], [`ShardParts`]), size and fill helpers (`helpers.rs`),
 //! and here the layer itself ([`Sharding`]): whole-shard encode, assemble and decode. zarrs
 //! supplies only the codec chains.
 
@@ -11,7 +11,7 @@ mod helpers;
 mod index;
 mod index_codec;
 
-pub use assembler::ShardAssembler;
+pub use assembler::{OWN_PIECE_BYTES, ShardAssembler, ShardParts};
 pub use config::{IndexLocation, ShardingConfig};
 pub use helpers::fill_bytes;
 pub(crate) use helpers::{check_size, checked_bytes, fixed_size};
