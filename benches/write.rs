@@ -4,7 +4,7 @@
 //! `cargo bench --bench write` (512³ uint16 = 256 MiB, shards 128³, inner chunks 32³, zstd 0).
 //! `ZARRFLOW_BENCH_SMALL=1 cargo bench --bench write` runs a 128³ version in seconds;
 //! `cargo bench --bench write -- --profile 10` runs zarrflow's whole-array write alone, 10
-//! times (for `perf record`).
+//! times (for `perf record`); `-- --profile 10 small` its 100 small writes.
 //!
 //! Cases:
 //! 1. write the whole array (every shard fully covered: no reads);
@@ -126,10 +126,12 @@ fn main() {
         .expect("zarrflow array");
     let values = ArrayD::from_shape_vec(IxDyn(&[n as usize; 3]), data.clone()).expect("shape");
 
-    // `-- --profile N`: zarrflow's whole-array write alone, N times, for `perf record`.
+    // `-- --profile N [small]`: zarrflow's whole-array write alone (or, with `small`, its 100
+    // small writes into one shard), N times, for `perf record`.
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--profile") {
         let reps: usize = args.get(i + 1).and_then(|r| r.parse().ok()).unwrap_or(10);
+        let small_writes = args.get(i + 2).is_some_and(|c| c == "small");
         let cpu = || {
             // SAFETY: getrusage fills the struct it is given.
             let mut u: libc::rusage = unsafe { std::mem::zeroed() };
@@ -137,14 +139,39 @@ fn main() {
             let ms = |t: libc::timeval| t.tv_sec as f64 * 1e3 + t.tv_usec as f64 / 1e3;
             (ms(u.ru_utime), ms(u.ru_stime))
         };
+        let views: Vec<_> = (0..100u64)
+            .map(|i| {
+                let p = [(i * 37) % shard, (i * 11) % shard, (i * 5) % shard];
+                let s = format!("{}, {}, {}", shard + p[0], shard + p[1], shard + p[2]);
+                let s = zarrflow::index::Selection::parse(&s).expect("sel");
+                ours.view().get(&s).expect("view")
+            })
+            .collect();
+        if small_writes {
+            rt.block_on(ours.view().write(&values.view()))
+                .expect("zarrflow write");
+        }
         for _ in 0..reps {
             let (u0, s0) = cpu();
             let t = Instant::now();
-            rt.block_on(ours.view().write(&values.view()))
-                .expect("zarrflow write");
+            if small_writes {
+                rt.block_on(async {
+                    for (i, v) in views.iter().enumerate() {
+                        v.write_scalar(i as u16).await.expect("small write");
+                    }
+                });
+            } else {
+                rt.block_on(ours.view().write(&values.view()))
+                    .expect("zarrflow write");
+            }
             let (u1, s1) = cpu();
             println!(
-                "write whole zarrflow: {:.1} ms (CPU: user {:.0} ms, system {:.0} ms)",
+                "{} zarrflow: {:.1} ms (CPU: user {:.0} ms, system {:.0} ms)",
+                if small_writes {
+                    "100 small writes"
+                } else {
+                    "write whole"
+                },
                 t.elapsed().as_secs_f64() * 1e3,
                 u1 - u0,
                 s1 - s0

@@ -366,6 +366,30 @@ impl Drop for Staged {
 /// (an empty directory pruned by a concurrent prefix delete).
 const MAX_STAGING_ATTEMPTS: usize = 16;
 
+/// Writes every part of `payload` in order, as few `writev` calls as the system allows (a
+/// shard's pieces: one call, not one per inner chunk).
+fn write_all_parts(file: &mut File, payload: &PutPayload) -> std::io::Result<()> {
+    /// At most this many parts per call (Linux's `IOV_MAX` is 1024).
+    const PARTS_PER_CALL: usize = 1024;
+    let parts: Vec<&[u8]> = payload.iter().map(|p| &p[..]).collect();
+    for group in parts.chunks(PARTS_PER_CALL) {
+        let mut slices: Vec<std::io::IoSlice<'_>> =
+            group.iter().map(|p| std::io::IoSlice::new(p)).collect();
+        let mut rest = &mut slices[..];
+        // skip empty slices up front: a write of zero bytes is not progress
+        std::io::IoSlice::advance_slices(&mut rest, 0);
+        while !rest.is_empty() {
+            match file.write_vectored(rest) {
+                Ok(0) => return Err(ErrorKind::WriteZero.into()),
+                Ok(n) => std::io::IoSlice::advance_slices(&mut rest, n),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(())
+}
+
 impl Staged {
     /// Writes `payload` to a new staging file beside `target` (creating its directory),
     /// fsynced when `fsync`.
@@ -395,12 +419,8 @@ impl Staged {
             file,
             published: false,
         };
-        for part in payload.iter() {
-            staged
-                .file
-                .write_all(part)
-                .map_err(LocalError::io("write the staging file", &staged.path))?;
-        }
+        write_all_parts(&mut staged.file, payload)
+            .map_err(LocalError::io("write the staging file", &staged.path))?;
         if fsync {
             staged
                 .file
