@@ -568,7 +568,15 @@ async fn write_shard(
                 .map(|r| bytes.slice(r.start as usize..r.end as usize))
         })
     };
-    let encoded = run_parallel(|| -> Result<_> {
+    // A write touching one inner chunk (a small read-modify-write) has nothing to share
+    // out: it is encoded right here, without the CPU pool's hand-over (`block_in_place`,
+    // waking the pool's threads, which then spin before they park).
+    let mut touched_at_most = 0u128;
+    for (_, work) in &target.shards {
+        touched_at_most = touched_at_most.saturating_add(work.inner.len()?);
+    }
+    let single = touched_at_most <= 1;
+    let step = || -> Result<_> {
         let mut shard = ShardParts::new(codec.clone(), key.as_str())?;
         let mut counts = ShardCounts::default();
         // the inner chunks before `next` are in the shard (or left out)
@@ -593,36 +601,38 @@ async fn write_shard(
             if batch.is_empty() {
                 break;
             }
-            let fresh: Vec<(usize, bool, Option<Vec<u8>>)> = batch
-                .into_par_iter()
-                .map(|(i, ops)| {
-                    let covered = ops.iter().any(|(_, op)| op.coverage == Coverage::Full);
-                    let decoded = !covered && stored(i).is_some();
-                    let mut buf = match stored(i) {
-                        Some(b) if !covered => {
-                            let coords = crate::codec::block::unravel(i as u64, &cps);
-                            let name = format!("{} inner chunk {coords:?}", key.as_str());
-                            inner.decode(b, inner_shape, dt, fv, &name)?
-                        }
-                        _ => fill.clone(),
-                    };
-                    apply(writes, &ops, &mut buf, elem)?;
-                    let enc = if keep_empty {
-                        Some(inner.encode(&buf, inner_shape, dt, fv)?)
-                    } else {
-                        inner.encode_elide(&buf, inner_shape, dt, fv)?
-                    };
-                    tracing::trace!(
-                        key = %key,
-                        inner = ?crate::codec::block::unravel(i as u64, &cps),
-                        decoded,
-                        bytes_out = enc.as_ref().map_or(0, Vec::len),
-                        stored = enc.is_some(),
-                        "encode inner chunk"
-                    );
-                    Ok((i, decoded, enc))
-                })
-                .collect::<Result<_>>()?;
+            let encode = |(i, ops): InnerTarget| {
+                let covered = ops.iter().any(|(_, op)| op.coverage == Coverage::Full);
+                let decoded = !covered && stored(i).is_some();
+                let mut buf = match stored(i) {
+                    Some(b) if !covered => {
+                        let coords = crate::codec::block::unravel(i as u64, &cps);
+                        let name = format!("{} inner chunk {coords:?}", key.as_str());
+                        inner.decode(b, inner_shape, dt, fv, &name)?
+                    }
+                    _ => fill.clone(),
+                };
+                apply(writes, &ops, &mut buf, elem)?;
+                let enc = if keep_empty {
+                    Some(inner.encode(&buf, inner_shape, dt, fv)?)
+                } else {
+                    inner.encode_elide(&buf, inner_shape, dt, fv)?
+                };
+                tracing::trace!(
+                    key = %key,
+                    inner = ?crate::codec::block::unravel(i as u64, &cps),
+                    decoded,
+                    bytes_out = enc.as_ref().map_or(0, Vec::len),
+                    stored = enc.is_some(),
+                    "encode inner chunk"
+                );
+                Ok((i, decoded, enc))
+            };
+            let fresh: Vec<(usize, bool, Option<Vec<u8>>)> = if single {
+                batch.into_iter().map(encode).collect::<Result<_>>()?
+            } else {
+                batch.into_par_iter().map(encode).collect::<Result<_>>()?
+            };
             for (i, decoded, enc) in fresh {
                 copy_untouched(&mut shard, &mut counts, next, i)?;
                 next = i + 1;
@@ -645,7 +655,8 @@ async fn write_shard(
             "write shard"
         );
         Ok(shard.finish()?.map(PutPayload::from_iter))
-    })?;
+    };
+    let encoded = if single { step()? } else { run_parallel(step)? };
     // The encode ran inside this poll (it borrows the caller's values): yield before the
     // PUT, so that a caller polling many shard writes at once (`buffer_unordered`) gets
     // control back after a few encodes rather than after all in flight (the Python
