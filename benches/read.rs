@@ -1227,7 +1227,7 @@ fn cli_cases(rt: &tokio::runtime::Runtime, dir: &Path, cfg: &Config, ts: Option<
             let _ = std::fs::remove_file(&out);
             t_cli = t_cli.min(run(&["get", dir_arg, &sel, "-o", out_arg]));
         }
-        let (_, _, data) = read_npy_u16(&out);
+        let data = read_npy_u16(&out);
         assert_eq!(sum(&data), checksum_box(sub), "zarrflow get {sel}");
         let zf = rt.block_on(zf_open_local(dir));
         let t_in = best(cfg.reps, || {
@@ -1257,23 +1257,14 @@ fn cli_cases(rt: &tokio::runtime::Runtime, dir: &Path, cfg: &Config, ts: Option<
     }
 }
 
-/// The `u16` values of a `.npy` file written by `zarrflow get` (header checked loosely).
-fn read_npy_u16(path: &Path) -> (String, usize, Vec<u16>) {
-    let bytes = std::fs::read(path).unwrap();
-    assert_eq!(
-        &bytes[..6],
-        b"\x93NUMPY",
-        "{}: not a .npy file",
-        path.display()
-    );
-    let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
-    let header = String::from_utf8_lossy(&bytes[10..10 + header_len]).into_owned();
-    assert!(header.contains("'<u2'"), "{header}");
-    let data: Vec<u16> = bytes[10 + header_len..]
+/// The `u16` values of a `.npy` file written by `zarrflow get` (zarrflow's own `.npy` reader).
+fn read_npy_u16(path: &Path) -> Vec<u16> {
+    let npy = zarrflow::npy::read_npy_vec(std::fs::read(path).unwrap()).unwrap();
+    assert_eq!(npy.header.descr.to_string(), "<u2", "{}", path.display());
+    npy.data
         .chunks_exact(2)
-        .map(|c| u16::from_le_bytes([c[0], c[1]]))
-        .collect();
-    (header, header_len, data)
+        .map(|c| u16::from_ne_bytes([c[0], c[1]]))
+        .collect()
 }
 
 // -------------------------------------------------------------------------- table

@@ -553,15 +553,8 @@ async fn write_shard(
     let fill = try_fill_bytes(fv, cell_count(inner_shape) as u64, elem, key.as_str())?;
     let keep_empty = shared.options.store_empty_chunks;
     let cps = codec.chunks_per_shard().to_vec();
+    // an inner chunk's stored bytes: a slice of the stored shard (shared, not copied)
     let stored = |i: usize| {
-        existing.as_ref().and_then(|(bytes, index)| {
-            index
-                .get(i)
-                .map(|r| &bytes[r.start as usize..r.end as usize])
-        })
-    };
-    // the same bytes as a slice of the stored shard (copied verbatim without a copy)
-    let stored_bytes = |i: usize| {
         existing.as_ref().and_then(|(bytes, index)| {
             index
                 .get(i)
@@ -587,7 +580,7 @@ async fn write_shard(
                     return Ok::<_, ArrayError>(());
                 }
                 for i in next..end {
-                    if let Some(bytes) = stored_bytes(i) {
+                    if let Some(bytes) = stored(i) {
                         shard.append(i, bytes)?;
                         counts.copied_verbatim += 1;
                     }
@@ -603,12 +596,13 @@ async fn write_shard(
             }
             let encode = |(i, ops): InnerTarget| {
                 let covered = ops.iter().any(|(_, op)| op.coverage == Coverage::Full);
-                let decoded = !covered && stored(i).is_some();
-                let mut buf = match stored(i) {
+                let old = stored(i);
+                let decoded = !covered && old.is_some();
+                let mut buf = match old {
                     Some(b) if !covered => {
                         let coords = crate::codec::block::unravel(i as u64, &cps);
                         let name = format!("{} inner chunk {coords:?}", key.as_str());
-                        inner.decode(b, inner_shape, dt, fv, &name)?
+                        inner.decode(&b, inner_shape, dt, fv, &name)?
                     }
                     _ => fill.clone(),
                 };

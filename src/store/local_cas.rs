@@ -371,11 +371,10 @@ const MAX_STAGING_ATTEMPTS: usize = 16;
 fn write_all_parts(file: &mut File, payload: &PutPayload) -> std::io::Result<()> {
     /// At most this many parts per call (Linux's `IOV_MAX` is 1024).
     const PARTS_PER_CALL: usize = 1024;
-    let parts: Vec<&[u8]> = payload.iter().map(|p| &p[..]).collect();
-    for group in parts.chunks(PARTS_PER_CALL) {
-        let mut slices: Vec<std::io::IoSlice<'_>> =
-            group.iter().map(|p| std::io::IoSlice::new(p)).collect();
-        let mut rest = &mut slices[..];
+    let mut slices: Vec<std::io::IoSlice<'_>> =
+        payload.iter().map(|p| std::io::IoSlice::new(p)).collect();
+    for group in slices.chunks_mut(PARTS_PER_CALL) {
+        let mut rest = group;
         // skip empty slices up front: a write of zero bytes is not progress
         std::io::IoSlice::advance_slices(&mut rest, 0);
         while !rest.is_empty() {

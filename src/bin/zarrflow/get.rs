@@ -47,21 +47,14 @@ pub async fn run(args: GetArgs) -> Result<()> {
     }
     let (_, size) = element_type(&array)?;
     match &args.output {
-        Some(path) if path.as_os_str() != "-" => {
-            check_result_size(&view.shape(), size, args.limits.max_bytes)?;
-            let ty = NpyType::of(array.data_type());
-            read_to_npy_file(&view, path, args.fsync, ty, size).await
-        }
         Some(path) => {
             check_result_size(&view.shape(), size, args.limits.max_bytes)?;
+            let ty = NpyType::of(array.data_type());
+            if path.as_os_str() != "-" {
+                return read_to_npy_file(&view, path, args.fsync, ty, size).await;
+            }
             let data = view.read_bytes().await?;
-            write_npy(
-                path,
-                args.fsync,
-                NpyType::of(array.data_type()),
-                &view.shape(),
-                &data,
-            )
+            write_npy(path, args.fsync, ty, &view.shape(), &data)
         }
         None => {
             print_view(
@@ -123,19 +116,26 @@ async fn read_to_npy_file(
     {
         map[..header.len()].copy_from_slice(&header);
         view.read_bytes_into(&mut map[header.len()..]).await?;
-        if fsync {
-            map.flush()
-                .map_err(|e| CliError::new(format!("writing {}: {e}", quoted_path(path))))?;
-        }
+        // (with `fsync`, the commit's fsync also writes the pages dirtied through the map)
         drop(map);
         return out.commit();
     }
     let data = view.read_bytes().await?;
-    out.write_with(|w| {
-        npy::write_npy(w, ty, &shape, &data)
-            .map_err(|e| CliError::from(e).context(format!("writing {}", quoted_path(path))))
-    })?;
+    out.write_with(npy_writer(path, ty, &shape, &data))?;
     out.commit()
+}
+
+/// Writes the `.npy` file of `data` into the output for `path` (named in errors).
+fn npy_writer<'a>(
+    path: &'a Path,
+    ty: NpyType,
+    shape: &'a [u64],
+    data: &'a [u8],
+) -> impl FnOnce(&mut dyn std::io::Write) -> Result<()> + 'a {
+    move |out| {
+        npy::write_npy(out, ty, shape, data)
+            .map_err(|e| CliError::from(e).context(format!("writing {}", quoted_path(path))))
+    }
 }
 
 /// Writes a `.npy` file whole or not at all (`-`: standard output), synced with `fsync`.
@@ -148,10 +148,7 @@ fn write_npy(path: &Path, fsync: bool, ty: NpyType, shape: &[u64], data: &[u8]) 
         })?;
         return out.finish();
     }
-    crate::outfile::write_whole(path, fsync, |out| {
-        npy::write_npy(out, ty, shape, data)
-            .map_err(|e| CliError::from(e).context(format!("writing {}", quoted_path(path))))
-    })
+    crate::outfile::write_whole(path, fsync, npy_writer(path, ty, shape, data))
 }
 
 /// Prints the values of a view; large views are summarised, and only the values shown are

@@ -45,7 +45,6 @@ enum Kind {
     Temp {
         temp: tempfile::NamedTempFile,
         final_path: PathBuf,
-        dir: PathBuf,
     },
     InPlace(File),
 }
@@ -84,12 +83,8 @@ impl OutFile {
             Existing::File { path, .. } => path.clone(),
             Existing::Nothing => path.to_path_buf(),
         };
-        let dir = match final_path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
         let temp = temp_builder()
-            .tempfile_in(&dir)
+            .tempfile_in(parent_dir(&final_path))
             .map_err(|e| CliError::new(format!("cannot create {shown}: {e}")))?;
         if let Existing::File { permissions, .. } = &target {
             temp.as_file()
@@ -99,11 +94,7 @@ impl OutFile {
         Ok(OutFile {
             shown,
             fsync,
-            kind: Kind::Temp {
-                temp,
-                final_path,
-                dir,
-            },
+            kind: Kind::Temp { temp, final_path },
         })
     }
 
@@ -179,13 +170,9 @@ impl OutFile {
     /// after, with `fsync`); for a device, only flushes.
     pub fn commit(self) -> Result<()> {
         let shown = self.shown;
-        let (temp, final_path, dir) = match self.kind {
+        let (temp, final_path) = match self.kind {
             Kind::InPlace(_) => return Ok(()),
-            Kind::Temp {
-                temp,
-                final_path,
-                dir,
-            } => (temp, final_path, dir),
+            Kind::Temp { temp, final_path } => (temp, final_path),
         };
         if self.fsync {
             temp.as_file()
@@ -195,11 +182,19 @@ impl OutFile {
         temp.persist(&final_path)
             .map_err(|e| CliError::new(format!("cannot replace {shown}: {}", e.error)))?;
         if self.fsync {
-            File::open(&dir)
+            File::open(parent_dir(&final_path))
                 .and_then(|d| d.sync_all())
                 .map_err(|e| CliError::new(format!("cannot sync the directory of {shown}: {e}")))?;
         }
         Ok(())
+    }
+}
+
+/// The directory of `path`, where its temporary file goes (`.` for a bare name).
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
     }
 }
 

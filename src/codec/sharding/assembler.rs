@@ -35,8 +35,8 @@ impl Layout {
         })
     }
 
-    /// Places inner chunk `linear` of `size` bytes after the last one; returns its start.
-    fn place(&mut self, linear: usize, size: u64) -> Result<u64, CodecError> {
+    /// Places inner chunk `linear` of `size` bytes after the last one.
+    fn place(&mut self, linear: usize, size: u64) -> Result<(), CodecError> {
         if linear < self.next || linear >= self.index.len() {
             return Err(CodecError::InvalidConfiguration {
                 field: "shard assembly".into(),
@@ -52,7 +52,7 @@ impl Layout {
         self.index.set(linear, Some(start..end));
         self.next = linear + 1;
         self.len = end;
-        Ok(start)
+        Ok(())
     }
 
     /// The encoded index; `None` when no inner chunk was placed (delete the shard instead).
