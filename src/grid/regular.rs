@@ -102,6 +102,7 @@ impl DimensionGrid for RegularGrid {
         Ok((index as i128 - self.origin as i128).div_euclid(self.size as i128) as i64)
     }
 
+    #[inline]
     fn chunk_offset(&self, chunk: i64) -> Result<i64, GridError> {
         to_i64(
             self.origin as i128 + chunk as i128 * self.size as i128,
@@ -113,6 +114,7 @@ impl DimensionGrid for RegularGrid {
         Ok(self.size)
     }
 
+    #[inline]
     fn data_size(&self, chunk: i64) -> Result<u64, GridError> {
         let start = self.origin as i128 + chunk as i128 * self.size as i128;
         Ok((self.hi as i128 - start).clamp(0, self.size as i128) as u64)

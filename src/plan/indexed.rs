@@ -1,6 +1,9 @@
 //! [`IndexedSet`]: an independent one-axis index array grouped by chunk (CSR).
 
-use super::packed::{RegularSplit, bits, group_packed};
+use super::packed::{
+    PackedLayout, RegularSplit, bits, group_packed, key_changes, monotone, pack_affine,
+    split_affine_into, split_all, split_keys,
+};
 use super::{PlanError, Result, grid_err};
 use crate::grid::{DimensionGrid, RegularGrid};
 use crate::index::IndexArray;
@@ -246,9 +249,7 @@ where
 {
     // All coordinates lie in [base, hi) (checked by the caller's probes).
     if let Some(split) = RegularSplit::new(grid, idmin)? {
-        for (k, &v) in keys.iter_mut().zip(values) {
-            *k = combine(*k, split.split(st(v)).0);
-        }
+        split_keys(split, values, &st, keys, &combine);
         return Ok(());
     }
     if let Some(g) = grid.as_regular() {
@@ -299,11 +300,7 @@ where
     };
     local.clear();
     local.reserve_exact(values.len());
-    local.extend(keys.iter_mut().zip(values).map(|(k, &v)| {
-        let (q, l) = split.split(st(v));
-        *k = combine(*k, q);
-        l
-    }));
+    split_all(split, values, &st, keys, &combine, local);
     Ok(true)
 }
 
@@ -335,11 +332,7 @@ impl IndexedSet {
         }
         // Chunk-sorted input (storage non-decreasing) needs no min/max pass, no keys and no
         // sort: rows in one pass (`build_sorted`).
-        let sorted = if stride > 0 {
-            values.windows(2).all(|w| w[0] <= w[1])
-        } else {
-            values.windows(2).all(|w| w[0] >= w[1])
-        };
+        let sorted = monotone(values, stride > 0);
         let (vmin, vmax) = match (sorted, values.first(), values.last()) {
             (true, Some(&a), Some(&b)) => (a.min(b), a.max(b)),
             _ => values
@@ -429,10 +422,15 @@ impl IndexedSet {
         // [key | position | local]: whole words order by key, then position.
         let low = local_bits + pos_bits;
         let fill = move |start: usize, out: &mut [u64]| {
-            for ((o, &v), p) in out.iter_mut().zip(&values[start..]).zip(start as u64..) {
-                let (q, l) = split.split_affine(offset, stride, v);
-                *o = ((q as u64) << low) | (p << local_bits) | l as u64;
-            }
+            let layout = PackedLayout { low, local_bits };
+            pack_affine(
+                split,
+                (offset, stride),
+                &values[start..],
+                start as u64,
+                layout,
+                out,
+            );
         };
         let (local_mask, pos_mask) = ((1u64 << local_bits) - 1, (1u64 << pos_bits) - 1);
         let mut local: Vec<i64> = Vec::with_capacity(n);
@@ -473,6 +471,9 @@ impl IndexedSet {
             let (lo, hi) = g.region();
             let size = g.size();
             let idmin = g.index_to_chunk(smin).map_err(&e)?;
+            if let Some(split) = RegularSplit::new(grid, idmin).map_err(&e)? {
+                return self.sorted_rows_split(values, (offset, stride), split, idmin, g);
+            }
             let base = g.chunk_offset(idmin).map_err(&e)?;
             let span = hi as i128 - base as i128;
             // Every coordinate lies in [smin, smax] ⊂ [lo, hi) (probed): `v - base` is exact
@@ -489,6 +490,73 @@ impl IndexedSet {
         }
         let find = |v: i64| grid.index_to_chunk(v).map_err(&e);
         self.sorted_rows(values, offset, stride, find, grid)
+    }
+
+    /// Storage-sorted values on a regular grid within 32-bit reach of the first touched chunk
+    /// (id `idmin`): the points' chunk keys and chunk-local coordinates a block at a time in
+    /// a vectorised pass ([`split_affine_into`]; the keys in a small reused buffer, the local
+    /// coordinates straight into the set's), then one row per run of equal keys, whose
+    /// largest local coordinate the grid confirms lies in the chunk's data.
+    fn sorted_rows_split(
+        &mut self,
+        values: &[i64],
+        affine: (i64, i64),
+        split: RegularSplit,
+        idmin: i64,
+        grid: &RegularGrid,
+    ) -> Result<()> {
+        const BLOCK: usize = 4096;
+        let n = values.len();
+        self.local.reserve_exact(n);
+        // Keys never decrease (storage-sorted points): at most one row per key between the
+        // first and the last.
+        let key_of = |v: i64| split.split_affine(affine.0, affine.1, v).0;
+        let span = key_of(values[n - 1]).wrapping_sub(key_of(values[0])) as usize;
+        self.reserve_rows(n.min(span.saturating_add(1)));
+        let mut keys = vec![0u32; BLOCK.min(n)];
+        let mut changes = vec![0u64; BLOCK.min(n).div_ceil(64)];
+        // The open row: its key and its chunk's data length.
+        let mut open: Option<(u32, i64)> = None;
+        for (b, block) in values.chunks(BLOCK).enumerate() {
+            let at = b * BLOCK;
+            let keys = &mut keys[..block.len()];
+            split_affine_into(split, affine, block, keys, &mut self.local);
+            // Rows start where the key changes (the first point always starts one).
+            let before = open.map_or(!keys[0], |(k, _)| k);
+            let changes = &mut changes[..keys.len().div_ceil(64)];
+            key_changes(keys, before, changes);
+            for (w, &bits) in changes.iter().enumerate() {
+                let mut bits = bits;
+                while bits != 0 {
+                    let i = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    if let Some((k, len)) = open {
+                        self.close_sorted_row(idmin + k as i64, len, at + i)?;
+                    }
+                    let key = keys[i];
+                    let (start, end) = self.push_chunk(idmin + key as i64, grid)?;
+                    open = Some((key, end - start));
+                }
+            }
+        }
+        if let Some((k, len)) = open {
+            self.close_sorted_row(idmin + k as i64, len, n)?;
+        }
+        Ok(())
+    }
+
+    /// Ends the last row at point `end`, once the grid confirms its largest (last) local
+    /// coordinate lies in its chunk's data (`len` cells of chunk `c`).
+    fn close_sorted_row(&mut self, c: i64, len: i64, end: usize) -> Result<()> {
+        let top = self.local[end - 1];
+        if top >= len {
+            return Err(PlanError::InconsistentGrid {
+                dim: self.dim,
+                message: format!("local coordinate {top} past the {len} cells of chunk {c}"),
+            });
+        }
+        self.pointer.push(end);
+        Ok(())
     }
 
     /// The rows of storage-sorted values: `find(v)` names the chunk of coordinate `v` (the

@@ -1069,3 +1069,86 @@ fn last_writer_cuts_broadcast_loops_to_their_last_step() {
         .unwrap();
     assert_eq!(op.clone().last_writer(), op);
 }
+
+/// Storage-sorted index arrays on a regular grid (the blocked, vectorised path): rows whose
+/// runs cross the 4096-point blocks, repeated coordinates, runs longer than a block, a
+/// negative stride over descending values, an offset and a clipped last chunk; every row,
+/// chunk and local coordinate as a naive grouping gives them.
+#[test]
+fn sorted_index_arrays_group_across_blocks() {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |m: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % m
+    };
+    // (extent, chunk, offset, stride, points, spread)
+    let cases: [(u64, u64, i64, i64, usize, u64); 5] = [
+        (100_003, 1000, 0, 1, 20_000, 100_003),
+        (100_003, 7, 0, 1, 9_000, 100_003),
+        (50_000, 10_000, 3, 1, 12_000, 40),
+        (90_001, 64, 90_000, -1, 10_000, 90_001),
+        (1_000_000, 3, 10, 3, 8_193, 300_000),
+    ];
+    for (extent, chunk, offset, stride, n, spread) in cases {
+        let mut vals: Vec<i64> = (0..n).map(|_| next(spread) as i64).collect();
+        if stride < 0 {
+            vals.sort_unstable_by(|a, b| b.cmp(a));
+        } else {
+            vals.sort_unstable();
+        }
+        // A run longer than a block (the same coordinate 5000 times).
+        let mid = n / 2;
+        let v = vals[mid];
+        for x in &mut vals[mid..(mid + 5000).min(n)] {
+            *x = v;
+        }
+        if stride < 0 {
+            vals.sort_unstable_by(|a, b| b.cmp(a));
+        } else {
+            vals.sort_unstable();
+        }
+        let t = IndexTransform::new(
+            IndexDomain::from_shape(&[n as u64]).unwrap(),
+            vec![OutputIndexMap::Array {
+                array: arr(&[n], vals.clone()),
+                offset,
+                stride,
+            }],
+        )
+        .unwrap();
+        let plan = plan_chunks(&t, &grids(&[(chunk, extent)])).unwrap();
+        let s = indexed(plan.partition().unwrap(), 0);
+        assert!(
+            s.positions().is_none(),
+            "sorted input keeps the identity order"
+        );
+        // The naive grouping: consecutive points of one chunk form a row.
+        let storage: Vec<i64> = vals.iter().map(|&v| offset + stride * v).collect();
+        let mut chunks: Vec<i64> = Vec::new();
+        let mut pointer = vec![0usize];
+        for (j, &x) in storage.iter().enumerate() {
+            let c = x / chunk as i64;
+            if chunks.last() != Some(&c) {
+                if j > 0 {
+                    pointer.push(j);
+                }
+                chunks.push(c);
+            }
+        }
+        pointer.push(n);
+        let local: Vec<i64> = storage.iter().map(|&x| x % chunk as i64).collect();
+        let extents: Vec<u64> = chunks
+            .iter()
+            .map(|&c| (extent - c as u64 * chunk).min(chunk))
+            .collect();
+        let label = format!("extent {extent}, chunk {chunk}, offset {offset}, stride {stride}");
+        assert_eq!(s.chunks(), chunks, "{label}");
+        assert_eq!(s.pointer(), pointer, "{label}");
+        assert_eq!(s.local(), local, "{label}");
+        assert_eq!(s.chunk_extents(), extents, "{label}");
+        let starts: Vec<i64> = chunks.iter().map(|&c| c * chunk as i64).collect();
+        assert_eq!(s.chunk_starts(), starts, "{label}");
+    }
+}
