@@ -59,7 +59,13 @@ def slow_array(tmp_path_factory):
         server.server_close()
 
 
-CHILD = """
+# Python installs its SIGINT handler (KeyboardInterrupt) only when SIGINT is not ignored at
+# startup, and a process started in the background by a shell without job control (`cmd &`
+# in a script, as some CI launchers do) inherits SIGINT ignored: each test installs
+# Python's own handler first, so it tests zarrflow's answer to it, not the launcher.
+RESTORE_SIGINT = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+
+CHILD = RESTORE_SIGINT + """
 import sys, time, zarrflow
 a = zarrflow.open(sys.argv[1], request_concurrency=2)
 assert list(a[:8]) == list(range(8))
@@ -99,6 +105,7 @@ def test_sigint_during_a_long_read_is_keyboard_interrupt_within_a_second(slow_ar
 def test_an_interrupted_read_raises_and_the_module_keeps_working(slow_array):
     url, values = slow_array
     a = zarrflow.open(url, request_concurrency=2)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
     start = time.monotonic()
     timer.start()
@@ -107,12 +114,13 @@ def test_an_interrupted_read_raises_and_the_module_keeps_working(slow_array):
             a[...]
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - start < 2.0
     assert np.array_equal(a[100:120], values[100:120])
     assert np.array_equal(zarrflow.open(url)[8:12], values[8:12])
 
 
-WRITER = """
+WRITER = RESTORE_SIGINT + """
 import sys, numpy as np, zarrflow
 a = zarrflow.open(sys.argv[1], mode="r+")
 values = [np.full(a.shape, k, dtype=a.dtype) for k in (1, 2)]
