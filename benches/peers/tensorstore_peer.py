@@ -29,6 +29,11 @@ import numpy as np
 import tensorstore as ts
 
 
+# Repetitions of the one-inner-chunk update (a write of about a millisecond, where a
+# machine's noise is as large as the time): the same number in benches/write.rs.
+UPDATE_REPS = 25
+
+
 def best(reps, f):
     t_best, out = float("inf"), None
     for _ in range(reps):
@@ -97,7 +102,8 @@ def write_cases(path, n, shard, inner, reps):
         slice(s0, s0 + inner),
     )
     chunk = ((np.arange(inner**3) % 1000) + 7).astype(np.uint16).reshape((inner,) * 3)
-    out["update one inner chunk"], _ = best(reps + 2, lambda: arr[region].write(chunk).result())
+    # a write of about a millisecond: best of UPDATE_REPS (as every library's in write.rs)
+    out["update one inner chunk"], _ = best(UPDATE_REPS, lambda: arr[region].write(chunk).result())
     points = [
         (s0 + (i * 37) % shard, s0 + (i * 11) % shard, s0 + (i * 5) % shard) for i in range(100)
     ]
