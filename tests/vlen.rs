@@ -675,3 +675,119 @@ async fn string_and_bytes_arrays_written_by_zarrflow_read_exactly_in_zarr_python
     );
     assert_eq!(stdout.matches("ok ").count(), 5, "{stdout}");
 }
+
+/// A batch of string writes (overlapping, with fill values and a broadcast scalar) leaves
+/// what the same writes made one by one leave, on unsharded and sharded arrays; the pool is
+/// empty again afterwards (a later plain write works); bytes and fixed-width text arrays
+/// stage the same way; a wrong element type, a view of another array and a passed budget are
+/// refused before anything is staged.
+#[tokio::test]
+async fn a_batch_of_string_writes_equals_the_writes_made_one_by_one() {
+    for (label, spec) in specs() {
+        let (_s1, batched) = create(&spec).await;
+        let (_s2, single) = create(&spec).await;
+        let w = words(35);
+        let writes: Vec<(&str, Vec<String>, Vec<usize>)> = vec![
+            ("0:7, 0:5", w.clone(), vec![7, 5]),
+            ("1:5, 2:4", w[..8].to_vec(), vec![4, 2]),
+            ("3, :", vec!["row".to_string(); 5], vec![5]),
+            ("2:6, 1", vec![String::new(); 4], vec![4]),
+            ("6, 4", vec!["last".to_string()], vec![]),
+            ("::2, ::3", vec!["b\u{e9}".to_string()], vec![]),
+        ];
+        let mut batch = batched.batch();
+        for (sel, values, shape) in &writes {
+            let sel = Selection::parse(sel).unwrap();
+            let values = ArrayD::from_shape_vec(IxDyn(shape), values.clone()).unwrap();
+            batch
+                .stage_vlen(&batched.view().get(&sel).unwrap(), &values)
+                .unwrap();
+            single
+                .view()
+                .get(&sel)
+                .unwrap()
+                .write_vlen(&values)
+                .await
+                .unwrap();
+        }
+        assert_eq!(batch.len(), writes.len());
+        batch.commit().await.unwrap();
+        let got = batched.view().read_vlen::<String>().await.unwrap();
+        let want = single.view().read_vlen::<String>().await.unwrap();
+        assert_eq!(got, want, "{label}");
+        assert_eq!(got[[6, 4]], "last", "{label}");
+        // the pool was emptied: a plain write and a second batch still work
+        let cell = batched
+            .view()
+            .get(&Selection::parse("0, 0").unwrap())
+            .unwrap();
+        cell.write_vlen_scalar("again".to_string()).await.unwrap();
+        let mut second = batched.batch();
+        second
+            .stage_vlen_scalar(&cell, "twice".to_string())
+            .unwrap();
+        second.commit().await.unwrap();
+        assert_eq!(
+            cell.read_vlen::<String>()
+                .await
+                .unwrap()
+                .into_raw_vec_and_offset()
+                .0,
+            ["twice"],
+            "{label}"
+        );
+        // refusals
+        let mut batch = batched.batch();
+        assert!(
+            batch
+                .stage_vlen_scalar(&batched.view(), vec![1u8])
+                .unwrap_err()
+                .is_data_type_mismatch(),
+            "{label}"
+        );
+        assert!(
+            batch
+                .stage_vlen_scalar(&single.view(), "other".to_string())
+                .is_err(),
+            "{label}"
+        );
+        let mut small = batched.batch().with_max_bytes(100);
+        let long = arr1(&["y".repeat(200)]);
+        assert!(matches!(
+            small.stage_vlen(&cell, &long),
+            Err(ArrayError::TooLarge(_))
+        ));
+        assert!(small.is_empty() && small.staged_bytes() == 0);
+    }
+    // bytes, and fixed-width text (a NumPy `<U3` array, written as `String`)
+    for data_type in [DataType::Bytes, DataType::FixedBytes { len: 3 }] {
+        let spec = ArraySpec::with_data_type([6], data_type).shard_shape([4]);
+        let (_s, a) = create(&spec).await;
+        let mut batch = a.batch();
+        let v = |s: &str| s.as_bytes().to_vec();
+        let sel = |s: &str| a.view().get(&Selection::parse(s).unwrap()).unwrap();
+        batch
+            .stage_vlen(&sel("0:3"), &arr1(&[v("ab"), v(""), v("c")]))
+            .unwrap();
+        batch.stage_vlen_scalar(&sel("4:"), v("xyz")).unwrap();
+        batch.stage_vlen_scalar(&sel("0"), v("z")).unwrap();
+        batch.commit().await.unwrap();
+        let got = a.view().read_vlen::<Vec<u8>>().await.unwrap();
+        let want = [v("z"), v(""), v("c"), v(""), v("xyz"), v("xyz")];
+        assert_eq!(got.as_slice().unwrap(), want, "{data_type}");
+    }
+    let spec = ArraySpec::with_data_type([3], DataType::FixedString { chars: 3 }).shard_shape([3]);
+    let (_s, a) = create(&spec).await;
+    let mut batch = a.batch();
+    batch
+        .stage_vlen(
+            &a.view(),
+            &arr1(&["h\u{e9}".to_string(), "ab".into(), "".into()]),
+        )
+        .unwrap();
+    let too_long = batch.stage_vlen_scalar(&a.view(), "four".to_string());
+    assert!(matches!(too_long, Err(ArrayError::ValueTooLong { .. })));
+    batch.commit().await.unwrap();
+    let got = a.view().read_vlen::<String>().await.unwrap();
+    assert_eq!(got.as_slice().unwrap(), ["h\u{e9}", "ab", ""]);
+}

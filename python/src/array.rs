@@ -144,28 +144,51 @@ fn read_vlen_view<'py>(py: Python<'py>, view: &ArrayView) -> PyResult<Bound<'py,
 /// Writes `values` (a NumPy object array of `str` or `bytes`, cast by the Python layer) to
 /// `view` of a `string` or `bytes` array.
 fn write_vlen_view(py: Python<'_>, view: &ArrayView, values: &Bound<'_, PyAny>) -> PyResult<()> {
+    match vlen_values(py, view, values)? {
+        VlenValues::Strings(a) => run(py, view.write_vlen(&a)),
+        VlenValues::Bytes(a) => run(py, view.write_vlen(&a)),
+    }
+}
+
+/// The values of a write to a `string` or `bytes` array, as the Rust elements it takes.
+pub enum VlenValues {
+    /// Of a `string` array.
+    Strings(zarrflow::ndarray::ArrayD<String>),
+    /// Of a `bytes` array.
+    Bytes(zarrflow::ndarray::ArrayD<Vec<u8>>),
+}
+
+/// `values` (a NumPy array the Python layer cast to the view's array's data type) as the
+/// elements of a write to `view`, a view of a `string` or `bytes` array.
+pub fn vlen_values(
+    py: Python<'_>,
+    view: &ArrayView,
+    values: &Bound<'_, PyAny>,
+) -> PyResult<VlenValues> {
     let shape: Vec<usize> = values.getattr("shape")?.extract()?;
     let flat = values
         .call_method1("reshape", (-1,))?
         .call_method0("tolist")?;
     let shape = ndarray_shape(&shape);
-    match view.array().data_type() {
+    let internal =
+        |e: zarrflow::ndarray::ShapeError| errors::raise(py, "InternalError", &e.to_string(), None);
+    Ok(match view.array().data_type() {
         DataType::String => {
             let v: Vec<String> = flat.extract()?;
-            let a = zarrflow::ndarray::ArrayD::from_shape_vec(shape, v)
-                .map_err(|e| errors::raise(py, "InternalError", &e.to_string(), None))?;
-            run(py, view.write_vlen(&a))
+            VlenValues::Strings(
+                zarrflow::ndarray::ArrayD::from_shape_vec(shape, v).map_err(internal)?,
+            )
         }
         _ => {
             let v: Vec<Vec<u8>> = flat
                 .try_iter()?
                 .map(|b| b.and_then(|b| Ok(b.cast_into::<PyBytes>()?.as_bytes().to_vec())))
                 .collect::<PyResult<_>>()?;
-            let a = zarrflow::ndarray::ArrayD::from_shape_vec(shape, v)
-                .map_err(|e| errors::raise(py, "InternalError", &e.to_string(), None))?;
-            run(py, view.write_vlen(&a))
+            VlenValues::Bytes(
+                zarrflow::ndarray::ArrayD::from_shape_vec(shape, v).map_err(internal)?,
+            )
         }
-    }
+    })
 }
 
 fn ndarray_shape(shape: &[usize]) -> zarrflow::ndarray::IxDyn {

@@ -7,7 +7,7 @@ use numpy::PyArrayMethods;
 use pyo3::prelude::*;
 use zarrflow::{Array, WriteBatch};
 
-use crate::array::value_bytes;
+use crate::array::{VlenValues, value_bytes, vlen_values};
 use crate::errors;
 use crate::runtime::{guarded, run};
 use crate::selection::{KeyMode, select};
@@ -50,6 +50,16 @@ impl RawBatch {
     ) -> PyResult<()> {
         guarded(py, || {
             let view = select(py, &self.array.view(), key, KeyMode::parse(py, mode)?)?;
+            if view.array().data_type().is_variable_length() {
+                let values = vlen_values(py, &view, values)?;
+                let mut slot = self.batch.lock().unwrap_or_else(|p| p.into_inner());
+                let batch = slot.as_mut().ok_or_else(|| finished(py))?;
+                let staged = match &values {
+                    VlenValues::Strings(a) => batch.stage_vlen(&view, a),
+                    VlenValues::Bytes(a) => batch.stage_vlen(&view, a),
+                };
+                return staged.map_err(|e| errors::to_py(py, &e));
+            }
             let (flat, shape) = value_bytes(py, values)?;
             let readonly = flat.readonly();
             let bytes = readonly

@@ -62,6 +62,34 @@ def test_string_and_bytes_writes_read_back_in_zarr_python(tmp_url):
     assert b[...].tolist() == got.tolist()
 
 
+def test_a_batch_of_string_and_bytes_writes_reads_back_in_zarr_python(tmp_url):
+    s = zarrflow.create(tmp_url("s"), shape=(5, 3), dtype=str, shards=(4, 2), chunks=(2, 1))
+    with s.batch() as b:
+        b[1:4, 1] = ["a", "h\u00e9", "\U0001F600"]
+        b.oindex[[0, 4], :] = "row"
+        b.vindex[[2, 3], [0, 2]] = np.array(["p", "q"])
+        b[4, 2] = ""  # the fill value, after "row"
+        assert len(b) == 4
+        assert s[...].tolist() == [[""] * 3] * 5  # nothing written before the commit
+    want = np.full((5, 3), "", dtype=object)
+    want[1:4, 1] = ["a", "h\u00e9", "\U0001F600"]
+    want[[0, 4], :] = "row"
+    want[2, 0], want[3, 2], want[4, 2] = "p", "q", ""
+    assert s[...].tolist() == want.tolist()
+    assert zarr.open_array(s.url, mode="r")[...].tolist() == want.tolist()
+    s[0, 0] = "after"  # a plain write after the batch
+    assert s[0, 0] == "after"
+    b = zarrflow.create(tmp_url("b"), shape=(4,), dtype=bytes, fill_value=b"\x00\xff")
+    with b.batch() as batch:
+        batch[1:3] = [b"", b"a\x00"]
+        batch[3] = b"z"
+    assert zarr.open_array(b.url, mode="r")[...].tolist() == [b"\x00\xff", b"", b"a\x00", b"z"]
+    with pytest.raises(zarrflow.InvalidValueError):
+        with s.batch() as batch:
+            batch[0] = 5
+    assert s[0, 0] == "after"
+
+
 def test_values_of_the_wrong_kind_are_refused(tmp_url):
     s = zarrflow.create(tmp_url("s"), shape=(2,), dtype="string")
     b = zarrflow.create(tmp_url("b"), shape=(2,), dtype="bytes")

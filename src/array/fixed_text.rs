@@ -47,6 +47,23 @@ fn element_value(data_type: DataType, stored: &[u8]) -> Option<Vec<u8>> {
     }
 }
 
+/// The stored form of `values` (C order) in the fixed-width text type `data_type`.
+pub(crate) fn stored_text<T, S, D>(data_type: DataType, values: &ArrayBase<S, D>) -> Result<Vec<u8>>
+where
+    T: VlenElement,
+    S: Data<Elem = T>,
+    D: Dimension,
+{
+    let mut stored = Vec::new();
+    stored
+        .try_reserve_exact(values.len().saturating_mul(data_type.size()))
+        .map_err(|_| ArrayError::TooLarge(format!("{} values of {data_type}", values.len())))?;
+    for (i, v) in values.iter().enumerate() {
+        store_value(data_type, i, v.element_bytes(), &mut stored)?;
+    }
+    Ok(stored)
+}
+
 /// Appends the stored form of `value` (UTF-8 for a string) to `out`: padded to the type's
 /// width, or `ValueTooLong`.
 fn store_value(data_type: DataType, index: usize, value: &[u8], out: &mut Vec<u8>) -> Result<()> {
@@ -118,14 +135,8 @@ impl ArrayView {
         D: Dimension,
     {
         let shape: Vec<u64> = values.shape().iter().map(|&n| n as u64).collect();
-        let mut stored = Vec::new();
-        stored
-            .try_reserve_exact(values.len().saturating_mul(data_type.size()))
-            .map_err(|_| ArrayError::TooLarge(format!("{} values of {data_type}", values.len())))?;
-        for (i, v) in values.iter().enumerate() {
-            store_value(data_type, i, v.element_bytes(), &mut stored)?;
-        }
-        self.write_bytes(&stored, &shape).await
+        self.write_bytes(&stored_text(data_type, values)?, &shape)
+            .await
     }
 }
 

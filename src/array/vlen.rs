@@ -66,7 +66,7 @@ impl VlenElement for Vec<u8> {
 }
 
 /// Empties the pool when an operation ends, however it ends.
-struct Emptied<'a>(&'a VlenPool);
+pub(super) struct Emptied<'a>(pub(super) &'a VlenPool);
 
 impl Drop for Emptied<'_> {
     fn drop(&mut self) {
@@ -75,7 +75,8 @@ impl Drop for Emptied<'_> {
 }
 
 impl ArrayView {
-    fn vlen_pool<T: VlenElement>(&self) -> Result<Arc<VlenPool>> {
+    /// The handle pool of this view's `string` or `bytes` array, read as `T`.
+    pub(super) fn vlen_pool<T: VlenElement>(&self) -> Result<Arc<VlenPool>> {
         let dtype = self.array().data_type();
         if dtype != T::DTYPE {
             return Err(ArrayError::DataTypeMismatch {
