@@ -24,8 +24,9 @@ pub const DEFAULT_BATCH_MAX_BYTES: usize = 256 << 20;
 pub struct WriteBatch {
     array: Array,
     staged: Vec<StagedWrite<'static>>,
-    /// The values of a `string` or `bytes` array's staged writes: the staged handles are
-    /// their positions + 1 (0 is the fill value), as the array's pool numbers them at commit.
+    /// The values of a `string` or `bytes` array's staged writes (never the fill value):
+    /// the staged handles are their positions + 1 (0 is the fill value), as the array's
+    /// pool numbers them once they are loaded into it at commit.
     vlen: Vec<Vec<u8>>,
     bytes: usize,
     max_bytes: usize,
@@ -197,13 +198,7 @@ impl WriteBatch {
         let pool = vlen.pool().clone();
         let _session = pool.session().lock().await;
         let _emptied = Emptied(&pool);
-        pool.clear();
-        let handles = pool.intern(&self.vlen);
-        if handles.iter().zip(1u64..).any(|(&h, n)| h != n) {
-            return Err(ArrayError::Internal(
-                "the staged values of a batch were numbered differently by the pool".into(),
-            ));
-        }
+        pool.load(self.vlen);
         super::write::write(shared, &self.staged).await
     }
 }

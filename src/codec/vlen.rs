@@ -109,6 +109,13 @@ impl VlenPool {
         Ok(())
     }
 
+    /// Replaces the stored elements by `values` (none equal to the fill value), moved in:
+    /// their handles are their positions + 1, as [`intern`](Self::intern) would number
+    /// them in an empty pool.
+    pub fn load(&self, values: Vec<Vec<u8>>) {
+        *self.lock() = values;
+    }
+
     /// Takes every stored element out (the pool is empty afterwards).
     pub fn take(&self) -> Vec<Vec<u8>> {
         std::mem::take(&mut *self.lock())
