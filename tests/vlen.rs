@@ -758,6 +758,17 @@ async fn a_batch_of_string_writes_equals_the_writes_made_one_by_one() {
             Err(ArrayError::TooLarge(_))
         ));
         assert!(small.is_empty() && small.staged_bytes() == 0);
+        // each stored value counts its allocation too: 2 one-byte values are 2 * (1 + 56)
+        // + 2 * 8 bytes; the fill value only its 8-byte handle
+        let mut counted = batched.batch();
+        let row = batched
+            .view()
+            .get(&Selection::parse("5, 0:3").unwrap())
+            .unwrap();
+        counted
+            .stage_vlen(&row, &arr1(&["a".to_string(), "b".into(), "".into()]))
+            .unwrap();
+        assert_eq!(counted.staged_bytes(), 2 * (1 + 56) + 3 * 8, "{label}");
     }
     // bytes, and fixed-width text (a NumPy `<U3` array, written as `String`)
     for data_type in [DataType::Bytes, DataType::FixedBytes { len: 3 }] {
@@ -787,6 +798,16 @@ async fn a_batch_of_string_writes_equals_the_writes_made_one_by_one() {
         .unwrap();
     let too_long = batch.stage_vlen_scalar(&a.view(), "four".to_string());
     assert!(matches!(too_long, Err(ArrayError::ValueTooLong { .. })));
+    // a wide fixed-width type is refused from its size, before its padded values are built
+    let wide = ArraySpec::with_data_type([1000], DataType::FixedString { chars: 1 << 16 })
+        .shard_shape([1000]);
+    let (_w, w) = create(&wide).await;
+    let mut small = w.batch().with_max_bytes(1 << 20);
+    let empties = ArrayD::from_shape_vec(IxDyn(&[1000]), vec![String::new(); 1000]).unwrap();
+    assert!(matches!(
+        small.stage_vlen(&w.view(), &empties),
+        Err(ArrayError::TooLarge(_))
+    ));
     batch.commit().await.unwrap();
     let got = a.view().read_vlen::<String>().await.unwrap();
     assert_eq!(got.as_slice().unwrap(), ["h\u{e9}", "ab", ""]);

@@ -8,6 +8,10 @@ use super::vlen::Emptied;
 use super::write::StagedWrite;
 use super::{Array, ArrayView, Element, VlenElement};
 
+/// What a staged value of a `string` or `bytes` array costs beyond its bytes: its `Vec`
+/// header and the allocator's least block.
+const STORED_VALUE_OVERHEAD: usize = std::mem::size_of::<Vec<u8>>() + 32;
+
 /// Default [`WriteBatch::with_max_bytes`]: 256 MiB of staged values.
 pub const DEFAULT_BATCH_MAX_BYTES: usize = 256 << 20;
 
@@ -78,8 +82,10 @@ impl WriteBatch {
 
     /// Stages values of a `string` (`T = String`) or `bytes` (`T = Vec<u8>`) array (or of a
     /// fixed-width text array, read and written as those types) for `view`, broadcast to
-    /// the view's shape, as [`ArrayView::write_vlen`] writes them. The budget counts the
-    /// values' bytes and 8 bytes per element.
+    /// the view's shape, as [`ArrayView::write_vlen`] writes them. The budget counts 8 bytes
+    /// per element and, per value other than the fill value, its bytes and 56 bytes of
+    /// allocation (a fixed-width text array: its stored bytes, checked before they are
+    /// built).
     ///
     /// ```
     /// # use zarrflow::{Array, ArraySpec, DataType, sel};
@@ -104,12 +110,18 @@ impl WriteBatch {
         self.check_view(view)?;
         let shape: Vec<u64> = values.shape().iter().map(|&n| n as u64).collect();
         if let Some(text) = fixed_text_of::<T>(view.array().data_type()) {
+            // refused from its size before the padded values are built
+            self.check_budget(values.len().saturating_mul(text.size()))?;
             return self.stage_bytes(view, &stored_text(text, values)?, &shape);
         }
         let pool = view.vlen_pool::<T>()?;
+        // 8 bytes per handle; each stored value its bytes and its own allocation
         let size = values
             .iter()
-            .map(|v| v.element_bytes().len())
+            .map(|v| match v.element_bytes() {
+                b if b == pool.fill() => 0,
+                b => b.len().saturating_add(STORED_VALUE_OVERHEAD),
+            })
             .fold(values.len().saturating_mul(8), usize::saturating_add);
         self.check_budget(size)?;
         let first = self.vlen.len();
