@@ -2,6 +2,8 @@
 
 use ndarray::{ArrayBase, Data, Dimension};
 
+use crate::codec::vlen::number_values;
+
 use super::error::{ArrayError, Result};
 use super::fixed_text::{fixed_text_of, stored_text};
 use super::vlen::Emptied;
@@ -125,16 +127,8 @@ impl WriteBatch {
             .fold(values.len().saturating_mul(8), usize::saturating_add);
         self.check_budget(size)?;
         let first = self.vlen.len();
-        let handles: Vec<u64> = values
-            .iter()
-            .map(|v| match v.element_bytes() {
-                b if b == pool.fill() => 0,
-                b => {
-                    self.vlen.push(b.to_vec());
-                    self.vlen.len() as u64
-                }
-            })
-            .collect();
+        let elements = values.iter().map(VlenElement::element_bytes);
+        let handles = number_values(pool.fill(), elements, &mut self.vlen);
         match view.stage_unchecked(bytemuck::cast_slice(&handles), &shape) {
             Ok(staged) => {
                 self.bytes += size;

@@ -27,6 +27,25 @@ pub enum VlenKind {
     Bytes,
 }
 
+/// Appends `values` to `list` and returns their handles as a pool numbers them: 0 for a
+/// value equal to `fill` (not appended), else its position in `list` + 1.
+pub fn number_values<I, V>(fill: &[u8], values: I, list: &mut Vec<Vec<u8>>) -> Vec<u64>
+where
+    I: IntoIterator<Item = V>,
+    V: AsRef<[u8]>,
+{
+    values
+        .into_iter()
+        .map(|v| match v.as_ref() {
+            v if v == fill => 0,
+            v => {
+                list.push(v.to_vec());
+                list.len() as u64
+            }
+        })
+        .collect()
+}
+
 /// The elements behind the handles of one variable-length array.
 ///
 /// Operations on the array's elements hold [`session`](Self::session) for their whole run
@@ -68,19 +87,7 @@ impl VlenPool {
         I: IntoIterator<Item = V>,
         V: AsRef<[u8]>,
     {
-        let mut pool = self.lock();
-        values
-            .into_iter()
-            .map(|v| {
-                let v = v.as_ref();
-                if v == self.fill.as_slice() {
-                    0
-                } else {
-                    pool.push(v.to_vec());
-                    pool.len() as u64
-                }
-            })
-            .collect()
+        number_values(&self.fill, values, &mut self.lock())
     }
 
     /// Calls `f` with the bytes of each handle in `handles` (native-endian `u64`s).

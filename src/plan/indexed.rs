@@ -421,8 +421,8 @@ impl IndexedSet {
         }
         // [key | position | local]: whole words order by key, then position.
         let low = local_bits + pos_bits;
+        let layout = PackedLayout { low, local_bits };
         let fill = move |start: usize, out: &mut [u64]| {
-            let layout = PackedLayout { low, local_bits };
             pack_affine(
                 split,
                 (offset, stride),
@@ -456,8 +456,9 @@ impl IndexedSet {
 
     /// Storage-sorted values (non-decreasing `offset + stride * v`; `smin` the least, probed
     /// in the grid): rows in one linear pass, one grid lookup per touched chunk, no sort and no
-    /// positions (identity). A regular grid is looked up through its own (inlined) methods,
-    /// with the chunk id from a 32-bit or 64-bit division from the first touched chunk.
+    /// positions (identity). A regular grid within 32-bit reach of the first touched chunk
+    /// takes the blocked path ([`Self::sorted_rows_split`]); a wider one is looked up
+    /// through its own (inlined) methods, with the chunk id from a 64-bit division.
     fn build_sorted(
         &mut self,
         values: &[i64],
@@ -479,11 +480,6 @@ impl IndexedSet {
             // Every coordinate lies in [smin, smax] ⊂ [lo, hi) (probed): `v - base` is exact
             // in u64 when base >= lo.
             if lo <= base && span <= u64::MAX as i128 && size > 0 {
-                if span <= u32::MAX as i128 && size <= u32::MAX as u64 {
-                    let div = DivU32::new(size as u32);
-                    let find = |v: i64| Ok(idmin + div.div(v.wrapping_sub(base) as u32) as i64);
-                    return self.sorted_rows(values, offset, stride, find, g);
-                }
                 let find = |v: i64| Ok(idmin + (v.wrapping_sub(base) as u64 / size) as i64);
                 return self.sorted_rows(values, offset, stride, find, g);
             }

@@ -119,17 +119,17 @@ pub(crate) fn pack_affine(
 /// coordinate of storage coordinate `offset + stride * values[i]`, split by `split`, for
 /// every point.
 #[multiversion::multiversion(targets = "simd")]
-pub(crate) fn split_affine_into<L: From<u32>>(
+pub(crate) fn split_affine_into(
     split: RegularSplit,
     (offset, stride): (i64, i64),
     values: &[i64],
     keys: &mut [u32],
-    local: &mut Vec<L>,
+    local: &mut Vec<i64>,
 ) {
     local.extend(keys.iter_mut().zip(values).map(|(k, &v)| {
         let (q, r) = split.split_affine(offset, stride, v);
         *k = q;
-        L::from(r)
+        i64::from(r)
     }));
 }
 
