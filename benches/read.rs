@@ -1,6 +1,7 @@
 //! Read benchmark of issue 5: zarrflow against zarrs 0.23.14 on the same data in the same run.
 //!
-//! Run: `cargo bench --bench read` (512³ uint16 = 256 MiB, best of 5), or
+//! Run: `cargo bench --bench read` (512³ uint16 = 256 MiB, best of 5; the latency cases best
+//! of 5 as well, each library alike: best of 2 swung 20 % from run to run), or
 //! `ZARRFLOW_BENCH_QUICK=1 cargo bench --bench read` / `cargo bench --bench read -- --quick`
 //! (256³ = 32 MiB, best of 2). `ZARRFLOW_BENCH_DATA=/some/dir` keeps the generated data
 //! there and reuses it on the next run (default: a fresh temporary directory).
@@ -148,7 +149,7 @@ fn main() {
         Config {
             n: 512,
             reps: 5,
-            latency_reps: 2,
+            latency_reps: 5,
             points: 100_000,
             sub: [100..300, 100..300, 100..300],
         }
