@@ -8,7 +8,12 @@
 //! needed inner chunks are fetched, with coalesced ranges. Missing shards, inner chunks and
 //! chunks fill their destination with the fill value without decoding anything.
 //!
-//! Fetching and decoding run in a producer task; decodes run on tokio's blocking pool behind
+//! From a local or `memory://` store ([`crate::store::Store::get_object_now`]) on a regular
+//! shard grid, a read goes in rounds of shards instead ([`read_in_place`]): the CPU pool
+//! opens each shard of a round and makes its parts, then the round is copied; nothing goes
+//! through the runtime, since nothing waits but for the CPU.
+//!
+//! Otherwise fetching and decoding run in a producer task; decodes run on tokio's blocking pool behind
 //! a [`DecodeGate`] (at most `decode_threads` at a time) and hand their parts over a bounded
 //! channel. A part is the fill value, a still-encoded chunk that most of the operation reads
 //! (the copy stage decodes it: straight into the result when its cells are one contiguous
@@ -215,6 +220,12 @@ async fn read_planned(
     // whole: at most a batch of lowered shards, `request_concurrency` in flight and the
     // channel's parts are alive at once.
     let work = plan_read(shared, transform)?;
+    let work = match (work, in_place_round(shared)) {
+        (Work::Shards(works), Some(per_round)) => {
+            return read_in_place(shared, works, per_round, out, &fill).await;
+        }
+        (work, _) => work,
+    };
     // The producer fetches and decodes (kernels compiled on the decode pool) and hands
     // decoded parts over a bounded channel; this task only copies them into `out`. Running
     // the fetch/decode stream on its own task keeps it polled (permits released, next
@@ -289,6 +300,114 @@ async fn read_planned(
         .await
         .map_err(|e| ArrayError::task("the read's fetch and decode task", Some(e)))?;
     Ok(())
+}
+
+/// Shards one round of [`read_in_place`] opens at once (at most).
+const IN_PLACE_ROUND_SHARDS: usize = 32;
+
+/// How many shards one round of [`read_in_place`] takes, when the read goes that way: a
+/// sharded array whose inner chunks can be read one by one, in a store that reads objects
+/// in place and opens them without the runtime ([`crate::store::Store::get_object_now`]),
+/// on a regular shard grid whose shards hold at most [`MAX_BATCH`] inner chunks (a round
+/// then holds at most twice that many parts). `None`: the read goes through the producer
+/// task.
+fn in_place_round(shared: &Shared) -> Option<usize> {
+    let layout = shared.shards.as_ref()?;
+    let store = shared.node.store();
+    if !(layout.partial_reads && store.reads_in_place() && store.opens_now()) {
+        return None;
+    }
+    let shard_shape = shared
+        .grids
+        .iter()
+        .map(|g| g.as_regular().and(g.chunk_size(0).ok()))
+        .collect::<Option<Vec<u64>>>()?;
+    let per_shard = inner_chunks_in(&shard_shape, &layout.inner_chunk_shape);
+    if per_shard == 0 || per_shard > MAX_BATCH as u64 {
+        return None;
+    }
+    Some(((2 * MAX_BATCH as u64 / per_shard) as usize).clamp(1, IN_PLACE_ROUND_SHARDS))
+}
+
+/// Reads the shards of `works` from a store that reads in place ([`in_place_round`]) in
+/// rounds of `per_round` shards: the CPU pool opens each shard of a round, reads its index
+/// and makes its parts (decoding the sparse ones), one shard per job and one job per core;
+/// then the round's parts are copied ([`copy_batch`], which decodes the dense ones).
+///
+/// Nothing here waits on anything but the CPU, so nothing goes through the runtime: with
+/// every core decoding, each hop between a runtime worker, the blocking pool and the CPU
+/// pool waited for a time slice (1–4 ms on 2 cores), and the producer task's route of three
+/// hops per shard left a fifth of the cores' time idle. A cancelled read stops between
+/// rounds.
+async fn read_in_place(
+    shared: &Arc<Shared>,
+    mut works: Planned<ShardWork>,
+    per_round: usize,
+    out: &mut [u8],
+    fill: &[u8],
+) -> Result<()> {
+    use rayon::prelude::*;
+    let layout = shared
+        .shards
+        .as_ref()
+        .ok_or_else(|| ArrayError::Internal("an in-place read of an unsharded array".into()))?;
+    let threads = copy_threads(shared.options.decode_threads);
+    loop {
+        let round: Vec<ShardWork> = works.by_ref().take(per_round).collect::<Result<_>>()?;
+        if round.is_empty() {
+            return Ok(());
+        }
+        let make = |work: ShardWork| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                shard_parts_now(shared, layout, work)
+            }))
+            .unwrap_or_else(|_| Err(ArrayError::task("a shard's decode panicked", None)))
+        };
+        let made: Vec<Result<Parts>> = if threads < 2 {
+            round.into_iter().map(make).collect()
+        } else {
+            run_parallel(|| round.into_par_iter().map(make).collect())
+        };
+        let mut parts = Vec::new();
+        for shard in made {
+            parts.extend(shard?);
+        }
+        copy_batch(shared, parts, out, fill, threads)?;
+        tokio::task::yield_now().await;
+    }
+}
+
+/// The parts of one shard of an in-place round, on the calling thread (see
+/// [`read_in_place`]): a missing shard fills.
+fn shard_parts_now(shared: &Shared, layout: &ShardLayout, work: ShardWork) -> Result<Parts> {
+    let key = shared.chunk_key(&work.shard.chunk_coords)?;
+    let codec = layout.sharding.index_codec(&work.shard.chunk_shape)?;
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        let all = inner_chunks_in(&work.shard.data_shape, &layout.inner_chunk_shape);
+        let touched = work.inner.len()?;
+        tracing::debug!(
+            key = %key,
+            strategy = "in place",
+            inner_chunks = touched as u64,
+            of = all,
+            "read shard"
+        );
+    }
+    let object = match shared.node.store().get_object_now(&key) {
+        Ok(object) => Arc::new(object),
+        Err(e) if e.is_not_found() => return fill_part(&work.shard),
+        Err(e) => return Err(e.into()),
+    };
+    // A shard's operations fit one batch (`in_place_round`); should more come, they are
+    // kept with the rest rather than refused.
+    let mut more = Vec::new();
+    let mut keep = |batch: Parts| {
+        more.extend(batch);
+        Ok(())
+    };
+    let last = parts_of_object(shared, &codec, &key, &work, &object, &mut keep)?;
+    more.extend(last);
+    Ok(more)
 }
 
 /// Plans a read of `transform`: the touched shards (each with its inner plan) or chunks, in
@@ -798,27 +917,50 @@ async fn read_shard_whole_object(
     };
     let (shared, object) = (shared.clone(), Arc::new(object));
     on_blocking(Some(decode), move || {
-        let size = object.size();
-        let index_range = codec
-            .index_range(size)
-            .ok_or_else(|| CodecError::ShardTooShort {
-                key: key.to_string(),
-                size,
-                index_size: codec.encoded_size(),
-            })?;
-        let index = codec.decode(&object.read_range(index_range)?, size, key.as_str())?;
-        shared.remember_index(
-            key.as_str(),
-            Cached {
-                index: Arc::new(index.clone()),
-                version: object.version().clone(),
-                shard_size: size,
-            },
-        );
-        let source = InnerSource::Object(&object);
-        decode_inner(&shared, &codec, &index, &key, &work, source, &parts)
+        parts_of_object(&shared, &codec, &key, &work, &object, &mut sender(&parts))
     })
     .await
+}
+
+/// What a producer running on the blocking pool hands its parts to: the copy stage's
+/// channel, waited on when full.
+fn sender(parts: &PartsSender) -> impl FnMut(Parts) -> Result<()> + '_ {
+    |batch| {
+        parts
+            .blocking_send(Ok(batch))
+            .map_err(|_| ArrayError::task("the read was cancelled", None))
+    }
+}
+
+/// The parts of `work` out of `object`, the whole shard `key`: its index (read from the
+/// object's end and remembered), then the needed inner chunks ([`decode_inner`]).
+fn parts_of_object(
+    shared: &Shared,
+    codec: &ShardIndexCodec,
+    key: &StoreKey,
+    work: &ShardWork,
+    object: &Arc<FetchedObject>,
+    sink: &mut dyn FnMut(Parts) -> Result<()>,
+) -> Result<Parts> {
+    let size = object.size();
+    let index_range = codec
+        .index_range(size)
+        .ok_or_else(|| CodecError::ShardTooShort {
+            key: key.to_string(),
+            size,
+            index_size: codec.encoded_size(),
+        })?;
+    let index = codec.decode(&object.read_range(index_range)?, size, key.as_str())?;
+    shared.remember_index(
+        key.as_str(),
+        Cached {
+            index: Arc::new(index.clone()),
+            version: object.version().clone(),
+            shard_size: size,
+        },
+    );
+    let source = InnerSource::Object(object);
+    decode_inner(shared, codec, &index, key, work, source, sink)
 }
 
 /// Some inner chunks are needed: the index (from the cache or one ranged request) and the
@@ -888,7 +1030,15 @@ async fn read_shard_partial(
     let shared = shared.clone();
     on_blocking(Some(decode), move || {
         let source = InnerSource::Ranges(&by_start);
-        decode_inner(&shared, &codec, &index, &key, &work, source, &parts)
+        decode_inner(
+            &shared,
+            &codec,
+            &index,
+            &key,
+            &work,
+            source,
+            &mut sender(&parts),
+        )
     })
     .await
 }
@@ -912,7 +1062,7 @@ fn decode_inner(
     key: &StoreKey,
     work: &ShardWork,
     source: InnerSource<'_>,
-    sink: &PartsSender,
+    sink: &mut dyn FnMut(Parts) -> Result<()>,
 ) -> Result<Parts> {
     use std::fmt::Write;
     let meta = shared.node.metadata();
@@ -940,8 +1090,7 @@ fn decode_inner(
     let chunk_bytes = chunk_cells.saturating_mul(elem);
     for op in work.inner_ops()? {
         if parts.len() >= MAX_BATCH {
-            sink.blocking_send(Ok(std::mem::take(&mut parts)))
-                .map_err(|_| ArrayError::task("the read was cancelled", None))?;
+            sink(std::mem::take(&mut parts))?;
         }
         let op = op?;
         let kernel = Kernel::new(&op)?;

@@ -212,6 +212,9 @@ pub struct Store {
     backing: location::Backing,
     conditional_put_refused: Arc<AtomicBool>,
     in_place: bool,
+    /// The backend is one [`Store::open`] made for a local path or `memory://`: its GETs
+    /// finish without a runtime (see [`Store::get_object_now`]).
+    opens_now: bool,
 }
 
 impl Store {
@@ -236,6 +239,7 @@ impl Store {
             backing: location::Backing::Opaque,
             conditional_put_refused: Arc::new(AtomicBool::new(false)),
             in_place: false,
+            opens_now: false,
         })
     }
 
@@ -258,6 +262,7 @@ impl Store {
             },
             conditional_put_refused: Arc::new(AtomicBool::new(false)),
             in_place: true,
+            opens_now: true,
         }
     }
 
@@ -274,6 +279,31 @@ impl Store {
     /// where a request costs a round trip).
     pub fn reads_in_place(&self) -> bool {
         self.in_place
+    }
+
+    /// Whether [`Store::get_object_now`] opens objects: the store was made by
+    /// [`Store::open`] for a local path or `memory://`.
+    pub(crate) fn opens_now(&self) -> bool {
+        self.opens_now
+    }
+
+    /// [`Store::get_object`] on the calling thread, for a store that [`opens_now`]
+    /// (otherwise [`StoreError::Unsupported`]): a local file is opened with blocking system
+    /// calls there (no hop to the runtime's blocking pool), a `memory://` object is
+    /// at hand. Call it from a thread that may block and is outside any tokio runtime (the
+    /// CPU pool's), never from an async task.
+    ///
+    /// [`opens_now`]: Store::opens_now
+    pub(crate) fn get_object_now(&self, key: &StoreKey) -> Result<FetchedObject, StoreError> {
+        if !self.opens_now {
+            return Err(StoreError::Unsupported {
+                operation: "get_object_now",
+                store_url: self.url.clone(),
+            });
+        }
+        // The local backend's blocking work runs inline where there is no runtime, and the
+        // in-memory backend never waits: the future is ready when first polled.
+        futures::executor::block_on(self.get_object_within(key, None))
     }
 
     /// The same store, declaring whether its backend reads whole objects in place (see

@@ -177,6 +177,7 @@ impl Store {
             conditional_put_refused: Arc::new(AtomicBool::new(false)),
             // a local file is read in place (positioned reads of an open file)
             in_place: scheme == "file",
+            opens_now: scheme == "file",
         })
     }
 }
