@@ -57,6 +57,14 @@ impl DecodeGate {
         }
     }
 
+    /// Whether the gate was closed (the read was cancelled or failed).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .closed
+    }
+
     /// Turns every waiting and later entry away (the read was cancelled or failed).
     pub(crate) fn close(&self) {
         self.state

@@ -400,14 +400,7 @@ fn shard_parts_now(shared: &Shared, layout: &ShardLayout, work: ShardWork) -> Re
     };
     // A shard's operations fit one batch (`in_place_round`); should more come, they are
     // kept with the rest rather than refused.
-    let mut more = Vec::new();
-    let mut keep = |batch: Parts| {
-        more.extend(batch);
-        Ok(())
-    };
-    let last = parts_of_object(shared, &codec, &key, &work, &object, &mut keep)?;
-    more.extend(last);
-    Ok(more)
+    collect_parts(|sink| parts_of_object(shared, &codec, &key, &work, &object, sink))
 }
 
 /// Plans a read of `transform`: the touched shards (each with its inner plan) or chunks, in
@@ -837,7 +830,8 @@ async fn read_shard(
     if in_place {
         // a local file or shared memory: open the shard once and read exactly its index
         // and the needed inner chunks (gaps are never read, so nothing to refuse)
-        read_shard_whole_object(shared, key, codec, work, None, decode, parts).await
+        let decode = ShardDecode::new(touched, decode, parts);
+        read_shard_whole_object(shared, key, codec, work, None, decode).await
     } else if whole {
         // a shard larger than its compact encoding holds gaps: read from its index rather
         // than the whole object
@@ -850,9 +844,11 @@ async fn read_shard(
                 meta.exec_fill_value(),
             )?
             .map(crate::codec::bounds::with_slack);
-        read_shard_whole_object(shared, key, codec, work, compact, decode, parts).await
+        let decode = ShardDecode::new(touched, decode, parts);
+        read_shard_whole_object(shared, key, codec, work, compact, decode).await
     } else {
-        read_shard_partial(shared, key, codec, work, decode, parts).await
+        let decode = ShardDecode::new(touched, decode, parts);
+        read_shard_partial(shared, key, codec, work, decode).await
     }
 }
 
@@ -903,33 +899,91 @@ async fn read_shard_whole_object(
     codec: ShardIndexCodec,
     work: ShardWork,
     compact: Option<u64>,
-    decode: Arc<DecodeGate>,
-    parts: PartsSender,
+    decode: ShardDecode,
 ) -> Result<Parts> {
     let object = match shared.node.store().get_object_within(&key, compact).await {
         Ok(object) => object,
         Err(e) if e.is_not_found() => return fill_part(&work.shard),
         Err(StoreError::TooLarge { size, .. }) => {
             tracing::debug!(key = %key, size, "shard holds gaps: read from its index");
-            return read_shard_partial(shared, key, codec, work, decode, parts).await;
+            return read_shard_partial(shared, key, codec, work, decode).await;
         }
         Err(e) => return Err(e.into()),
     };
     let (shared, object) = (shared.clone(), Arc::new(object));
-    on_blocking(Some(decode), move || {
-        parts_of_object(&shared, &codec, &key, &work, &object, &mut sender(&parts))
-    })
-    .await
+    decode
+        .run(move |sink| parts_of_object(&shared, &codec, &key, &work, &object, sink))
+        .await
 }
 
-/// What a producer running on the blocking pool hands its parts to: the copy stage's
-/// channel, waited on when full.
-fn sender(parts: &PartsSender) -> impl FnMut(Parts) -> Result<()> + '_ {
-    |batch| {
-        parts
-            .blocking_send(Ok(batch))
-            .map_err(|_| ArrayError::task("the read was cancelled", None))
+/// Where a shard's inner chunks are decoded once its bytes are at hand.
+///
+/// A shard of at most [`MAX_BATCH`] touched inner chunks is decoded as one job of the CPU
+/// pool (one thread per core), its parts returned whole: no thread beyond the cores
+/// decodes, so none waits for a time slice while a core idles (over HTTP with 10 ms
+/// latency, gather 126–133 ms against 145–154 on the blocking pool, read all 157–168
+/// against 169–175). A larger shard is decoded on the blocking pool behind the read's
+/// [`DecodeGate`], handing its parts over [`MAX_BATCH`] at a time as it goes (a job of the
+/// CPU pool must never wait on the channel: the copy stage needs the pool to empty it).
+enum ShardDecode {
+    /// On the CPU pool; the gate only tells whether the read was cancelled.
+    CpuPool(Arc<DecodeGate>),
+    /// On the blocking pool, behind the gate, streaming into the copy stage's channel.
+    Blocking(Arc<DecodeGate>, PartsSender),
+}
+
+impl ShardDecode {
+    /// The route of a shard of `touched` inner chunks.
+    fn new(touched: u128, gate: Arc<DecodeGate>, parts: PartsSender) -> Self {
+        if touched <= MAX_BATCH as u128 {
+            ShardDecode::CpuPool(gate)
+        } else {
+            ShardDecode::Blocking(gate, parts)
+        }
     }
+
+    /// Runs `f`, which makes the shard's parts, handing batches to the sink it is given
+    /// and returning the last ones.
+    async fn run(
+        self,
+        f: impl FnOnce(&mut dyn FnMut(Parts) -> Result<()>) -> Result<Parts> + Send + 'static,
+    ) -> Result<Parts> {
+        match self {
+            ShardDecode::CpuPool(gate) => {
+                on_cpu_pool(move || {
+                    if gate.is_closed() {
+                        return Err(ArrayError::task("the read was cancelled", None));
+                    }
+                    collect_parts(f)
+                })
+                .await
+            }
+            ShardDecode::Blocking(gate, parts) => {
+                on_blocking(Some(gate), move || {
+                    f(&mut |batch| {
+                        parts
+                            .blocking_send(Ok(batch))
+                            .map_err(|_| ArrayError::task("the read was cancelled", None))
+                    })
+                })
+                .await
+            }
+        }
+    }
+}
+
+/// Runs `f` (see [`ShardDecode::run`]) keeping every batch it hands over: all the parts of
+/// one shard, at once.
+fn collect_parts(
+    f: impl FnOnce(&mut dyn FnMut(Parts) -> Result<()>) -> Result<Parts>,
+) -> Result<Parts> {
+    let mut more = Vec::new();
+    let last = f(&mut |batch| {
+        more.extend(batch);
+        Ok(())
+    })?;
+    more.extend(last);
+    Ok(more)
 }
 
 /// The parts of `work` out of `object`, the whole shard `key`: its index (read from the
@@ -973,8 +1027,7 @@ async fn read_shard_partial(
     key: StoreKey,
     codec: ShardIndexCodec,
     work: ShardWork,
-    decode: Arc<DecodeGate>,
-    parts: PartsSender,
+    decode: ShardDecode,
 ) -> Result<Parts> {
     let store = shared.node.store();
     let cps = codec.chunks_per_shard().to_vec();
@@ -1028,19 +1081,12 @@ async fn read_shard_partial(
     let mut by_start: Vec<(u64, Bytes)> = ranges.iter().map(|r| r.start).zip(fetched).collect();
     by_start.sort_by_key(|(s, _)| *s);
     let shared = shared.clone();
-    on_blocking(Some(decode), move || {
-        let source = InnerSource::Ranges(&by_start);
-        decode_inner(
-            &shared,
-            &codec,
-            &index,
-            &key,
-            &work,
-            source,
-            &mut sender(&parts),
-        )
-    })
-    .await
+    decode
+        .run(move |sink| {
+            let source = InnerSource::Ranges(&by_start);
+            decode_inner(&shared, &codec, &index, &key, &work, source, sink)
+        })
+        .await
 }
 
 /// Where the encoded inner chunks of one shard come from.
