@@ -357,7 +357,10 @@ async fn read_in_place(
         if round.is_empty() {
             return Ok(());
         }
+        // the jobs run inside the read's span, as the CPU pool's other jobs do
+        let span = tracing::Span::current();
         let make = |work: ShardWork| {
+            let _entered = span.enter();
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 shard_parts_now(shared, layout, work)
             }))
