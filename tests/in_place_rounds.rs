@@ -191,8 +191,31 @@ async fn a_cancelled_round_read_leaves_the_array_readable() {
     let a = open(&local, "a").await;
     let view = a.view().get(&Selection::parse(":, :").unwrap()).unwrap();
     for micros in [1, 50, 200, 1000] {
-        // cut short between two rounds, or done: either way no panic and no hang
+        // cut short after one of its rounds (the first runs inside the first poll), or
+        // done: either way no panic and no hang
         let _ = tokio::time::timeout(Duration::from_micros(micros), view.read::<u16>()).await;
     }
     assert_eq!(view.read::<u16>().await.unwrap(), model);
+}
+
+/// Many rounds polled at once on one thread, with one decode thread: every open stays off
+/// the runtime (an open that went through the runtime's blocking pool from inside a round
+/// could exhaust the task's cooperative budget and spin for ever).
+#[tokio::test(flavor = "current_thread")]
+async fn many_concurrent_rounds_on_one_thread_finish() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = Store::open(tmp.path().to_str().unwrap(), StoreOptions::default()).unwrap();
+    let model = write(&local, "a", 16, 4).await;
+    let options = ArrayOptions::default().with_decode_threads(1);
+    let a = Array::open_in(&local, &StoreKey::new("a").unwrap(), options)
+        .await
+        .unwrap();
+    let view = a.view();
+    let reads = (0..8).map(|_| view.read::<u16>());
+    let all = tokio::time::timeout(Duration::from_secs(120), futures::future::join_all(reads))
+        .await
+        .expect("the reads finish");
+    for got in all {
+        assert_eq!(got.unwrap(), model);
+    }
 }

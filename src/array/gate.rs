@@ -57,6 +57,11 @@ impl DecodeGate {
         }
     }
 
+    /// How many may be inside at once.
+    pub(crate) fn limit(&self) -> usize {
+        self.limit
+    }
+
     /// Whether the gate was closed (the read was cancelled or failed).
     pub(crate) fn is_closed(&self) -> bool {
         self.state

@@ -63,6 +63,12 @@ pub(crate) fn cpu_pool() -> Option<Arc<rayon::ThreadPool>> {
     }
 }
 
+/// Threads of the CPU pool (1 when it cannot be started: work then runs on the calling
+/// thread).
+pub(crate) fn cpu_pool_threads() -> usize {
+    cpu_pool().map_or(1, |pool| pool.current_num_threads())
+}
+
 /// Runs CPU work on the CPU pool and waits for its result.
 pub(crate) async fn on_cpu_pool<T: Send + 'static>(
     f: impl FnOnce() -> Result<T> + Send + 'static,
@@ -75,7 +81,7 @@ pub(crate) async fn on_cpu_pool<T: Send + 'static>(
     pool.spawn(move || {
         let _entered = span.enter();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-            .unwrap_or_else(|_| Err(ArrayError::task("a planning job panicked", None)));
+            .unwrap_or_else(|_| Err(ArrayError::task("a job of the CPU pool panicked", None)));
         // The read may be gone (cancelled): nobody to tell.
         let _ = tx.send(result);
     });

@@ -42,7 +42,9 @@ use super::cache::{Cached, read_index};
 use super::error::{ArrayError, Result};
 use super::gate::DecodeGate;
 use super::planned::Planned;
-use super::pool::{on_blocking, on_cpu_pool, on_multi_thread_runtime, run_parallel};
+use super::pool::{
+    cpu_pool_threads, on_blocking, on_cpu_pool, on_multi_thread_runtime, run_parallel,
+};
 use super::retry::{MAX_CONFLICT_ATTEMPTS, backoff};
 use super::scatter::Kernel;
 use super::{ShardLayout, Shared, inner_chunk_index};
@@ -352,6 +354,8 @@ async fn read_in_place(
         .as_ref()
         .ok_or_else(|| ArrayError::Internal("an in-place read of an unsharded array".into()))?;
     let threads = copy_threads(shared.options.decode_threads);
+    // as many shards open at once as requests would be in flight, at most
+    let per_round = per_round.min(shared.options.request_concurrency.max(1));
     loop {
         let round: Vec<ShardWork> = works.by_ref().take(per_round).collect::<Result<_>>()?;
         if round.is_empty() {
@@ -366,11 +370,17 @@ async fn read_in_place(
             }))
             .unwrap_or_else(|_| Err(ArrayError::task("a shard's decode panicked", None)))
         };
-        let made: Vec<Result<Parts>> = if threads < 2 {
-            round.into_iter().map(make).collect()
-        } else {
-            run_parallel(|| round.into_par_iter().map(make).collect())
-        };
+        // Always on the CPU pool, whose threads may block and are outside the runtime (so
+        // the opens there never go through it), as at most `threads` jobs: the read's
+        // `decode_threads` bound how many shards are worked on at once.
+        let per_job = round.len().div_ceil(threads.max(1));
+        let made: Vec<Result<Parts>> = run_parallel(|| {
+            round
+                .into_par_iter()
+                .with_min_len(per_job)
+                .map(make)
+                .collect()
+        });
         let mut parts = Vec::new();
         for shard in made {
             parts.extend(shard?);
@@ -936,9 +946,11 @@ enum ShardDecode {
 }
 
 impl ShardDecode {
-    /// The route of a shard of `touched` inner chunks.
+    /// The route of a shard of `touched` inner chunks: the CPU pool when the shard is
+    /// small and the gate would let at least as many decodes run as the pool has threads
+    /// (a `decode_threads` below that is kept by the gate).
     fn new(touched: u128, gate: Arc<DecodeGate>, parts: PartsSender) -> Self {
-        if touched <= MAX_BATCH as u128 {
+        if touched <= MAX_BATCH as u128 && gate.limit() >= cpu_pool_threads() {
             ShardDecode::CpuPool(gate)
         } else {
             ShardDecode::Blocking(gate, parts)
@@ -1243,4 +1255,55 @@ fn decode_inner(
         "decode shard"
     );
     Ok(parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::{Array, ArrayOptions};
+    use crate::metadata::ArraySpec;
+    use crate::store::{Store, StoreOptions};
+
+    async fn array(store: &Store, key: &str, shards: u64, inner: u64) -> Array {
+        let spec = ArraySpec::of::<u16>([64, 64])
+            .shard_shape([shards, shards])
+            .inner_chunk_shape([inner, inner]);
+        Array::create(
+            store,
+            &StoreKey::new(key).unwrap(),
+            &spec,
+            ArrayOptions::default(),
+        )
+        .await
+        .unwrap()
+    }
+
+    /// The rounds take local and `memory://` stores on small shards; a store given by
+    /// `from_object_store` (even reading in place), a store told not to read in place and
+    /// shards of more than a batch of inner chunks take the producer task.
+    #[tokio::test]
+    async fn in_place_rounds_are_taken_where_they_apply() {
+        let tmp = tempfile::tempdir().unwrap();
+        let local = Store::open(tmp.path().to_str().unwrap(), StoreOptions::default()).unwrap();
+        let rounds = |a: &Array| in_place_round(&a.shared);
+        assert_eq!(rounds(&array(&local, "a1", 16, 4).await), Some(32));
+        assert_eq!(
+            rounds(&array(&Store::memory(), "a2", 16, 4).await),
+            Some(32)
+        );
+        // 64 inner chunks a shard: 32 shards make 2,048 parts
+        assert_eq!(rounds(&array(&local, "a3", 32, 4).await), Some(32));
+        // 1,024 inner chunks a shard: two a round
+        assert_eq!(rounds(&array(&local, "a4", 64, 2).await), Some(2));
+        // 4,096 inner chunks a shard: the producer's streaming route
+        assert_eq!(rounds(&array(&local, "a5", 64, 1).await), None);
+        let not_in_place = local.clone().with_in_place_reads(false);
+        assert_eq!(rounds(&array(&not_in_place, "a6", 16, 4).await), None);
+        let backend = object_store::local::LocalFileSystem::new_with_prefix(tmp.path()).unwrap();
+        let given =
+            Store::from_object_store(Arc::new(backend), "", "file://x", StoreOptions::default())
+                .unwrap()
+                .with_in_place_reads(true);
+        assert_eq!(rounds(&array(&given, "a7", 16, 4).await), None);
+    }
 }

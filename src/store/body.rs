@@ -5,8 +5,8 @@
 //! process. Here the body is refused before it is read when the announced length is over
 //! the caller's limit, its buffer is reserved fallibly and at most [`INITIAL_RESERVE`]
 //! ahead of what arrived (a body announced within that is reserved whole at its first
-//! piece, so its bytes are copied once, never again by a growing buffer), and a body longer
-//! than announced is cut off at the announcement.
+//! piece, so its bytes are copied once, never again by a growing buffer; a larger one grows
+//! by doubling), and a body longer than announced is cut off at the announcement.
 
 use bytes::Bytes;
 use futures::StreamExt;
@@ -60,9 +60,18 @@ pub(crate) async fn collect(
             return Err(long());
         }
         if len > buf.capacity() as u64 {
-            // INITIAL_RESERVE ahead (the whole announcement when it is within that, so
-            // the body is copied once), never past the announcement
-            let want = (buf.len() as u64 + INITIAL_RESERVE).max(len).min(expected);
+            // the whole announcement when it is within INITIAL_RESERVE (so the body is
+            // copied once); else grow by doubling, at most INITIAL_RESERVE ahead, never
+            // past the announcement
+            let want = if expected <= INITIAL_RESERVE {
+                expected
+            } else {
+                (buf.capacity() as u64)
+                    .saturating_mul(2)
+                    .min(buf.len() as u64 + INITIAL_RESERVE)
+                    .max(len)
+                    .min(expected)
+            };
             let extra = usize::try_from(want - buf.len() as u64).unwrap_or(usize::MAX);
             buf.try_reserve_exact(extra)
                 .map_err(|_| StoreError::OutOfMemory {

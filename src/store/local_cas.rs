@@ -98,6 +98,42 @@ impl LocalCasStore {
     pub fn fsyncs(&self) -> bool {
         self.fsync
     }
+
+    /// [`ObjectStore::get_opts`] on the calling thread, with blocking system calls (a stat
+    /// and an open): for a thread that may block, such as the CPU pool's.
+    pub(crate) fn get_now(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
+        get_file(self.inner.path_to_filesystem(location)?, location, options)
+    }
+}
+
+/// A GET of the file at `path` (the object `location`), with blocking system calls.
+fn get_file(path: PathBuf, location: &Path, options: GetOptions) -> Result<GetResult> {
+    let (payload, meta) = if options.head {
+        let meta = stat_object(&path)?.ok_or_else(|| not_found(&path))?;
+        let empty = futures::stream::empty().boxed();
+        (GetResultPayload::Stream(empty), meta)
+    } else {
+        let (file, meta) = open_object(&path)?;
+        (GetResultPayload::File(file, path), meta)
+    };
+    let meta = object_meta(location.clone(), &meta);
+    options.check_preconditions(&meta)?;
+    let range = match &options.range {
+        Some(r) => r
+            .as_range(meta.size)
+            .map_err(|source| object_store::Error::Generic {
+                store: STORE,
+                source: Box::new(source),
+            })?,
+        None => 0..meta.size,
+    };
+    Ok(GetResult {
+        payload,
+        meta,
+        range,
+        attributes: Attributes::default(),
+        extensions: Default::default(),
+    })
 }
 
 impl std::fmt::Display for LocalCasStore {
@@ -605,36 +641,7 @@ impl ObjectStore for LocalCasStore {
     async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
         let path = self.inner.path_to_filesystem(location)?;
         let location = location.clone();
-        blocking(move || {
-            let (payload, meta) = if options.head {
-                let meta = stat_object(&path)?.ok_or_else(|| not_found(&path))?;
-                let empty = futures::stream::empty().boxed();
-                (GetResultPayload::Stream(empty), meta)
-            } else {
-                let (file, meta) = open_object(&path)?;
-                (GetResultPayload::File(file, path), meta)
-            };
-            let meta = object_meta(location, &meta);
-            options.check_preconditions(&meta)?;
-            let range = match &options.range {
-                Some(r) => {
-                    r.as_range(meta.size)
-                        .map_err(|source| object_store::Error::Generic {
-                            store: STORE,
-                            source: Box::new(source),
-                        })?
-                }
-                None => 0..meta.size,
-            };
-            Ok(GetResult {
-                payload,
-                meta,
-                range,
-                attributes: Attributes::default(),
-                extensions: Default::default(),
-            })
-        })
-        .await
+        blocking(move || get_file(path, &location, options)).await
     }
 
     fn delete_stream(

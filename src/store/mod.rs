@@ -212,9 +212,20 @@ pub struct Store {
     backing: location::Backing,
     conditional_put_refused: Arc<AtomicBool>,
     in_place: bool,
-    /// The backend is one [`Store::open`] made for a local path or `memory://`: its GETs
-    /// finish without a runtime (see [`Store::get_object_now`]).
-    opens_now: bool,
+    /// How [`Store::get_object_now`] reaches the backend, when it can.
+    now: OpenNow,
+}
+
+/// Backends whose objects [`Store::get_object_now`] opens on the calling thread.
+#[derive(Debug, Clone)]
+enum OpenNow {
+    /// Not this store's backend (a remote one, or one given to
+    /// [`Store::from_object_store`]).
+    No,
+    /// The local filesystem: a stat and an open, blocking.
+    Local(Arc<LocalCasStore>),
+    /// `object_store`'s in-memory backend, whose GETs are ready when first polled.
+    Memory,
 }
 
 impl Store {
@@ -239,7 +250,7 @@ impl Store {
             backing: location::Backing::Opaque,
             conditional_put_refused: Arc::new(AtomicBool::new(false)),
             in_place: false,
-            opens_now: false,
+            now: OpenNow::No,
         })
     }
 
@@ -262,7 +273,7 @@ impl Store {
             },
             conditional_put_refused: Arc::new(AtomicBool::new(false)),
             in_place: true,
-            opens_now: true,
+            now: OpenNow::Memory,
         }
     }
 
@@ -284,7 +295,7 @@ impl Store {
     /// Whether [`Store::get_object_now`] opens objects: the store was made by
     /// [`Store::open`] for a local path or `memory://`.
     pub(crate) fn opens_now(&self) -> bool {
-        self.opens_now
+        !matches!(self.now, OpenNow::No)
     }
 
     /// [`Store::get_object`] on the calling thread, for a store that [`opens_now`]
@@ -295,15 +306,47 @@ impl Store {
     ///
     /// [`opens_now`]: Store::opens_now
     pub(crate) fn get_object_now(&self, key: &StoreKey) -> Result<FetchedObject, StoreError> {
-        if !self.opens_now {
-            return Err(StoreError::Unsupported {
+        match &self.now {
+            OpenNow::Local(local) => {
+                let timer = Timer::start();
+                let res = local
+                    .get_now(&self.path(key), GetOptions::new())
+                    .map_err(|e| self.err(key, e))
+                    .and_then(|res| match res.payload {
+                        #[cfg(unix)]
+                        object_store::GetResultPayload::File(file, _) => {
+                            let version = version_of(&res.meta);
+                            Ok(FetchedObject::from_file(
+                                file,
+                                res.range,
+                                version,
+                                self.url_of(key),
+                            ))
+                        }
+                        _ => Err(StoreError::Unsupported {
+                            operation: "get_object_now",
+                            store_url: self.url.clone(),
+                        }),
+                    });
+                tracing::debug!(
+                    target: TARGET,
+                    key = %key,
+                    range = "all",
+                    bytes = res.as_ref().map_or(0, FetchedObject::size),
+                    in_file = true,
+                    latency_us = timer.micros(),
+                    outcome = outcome(&res),
+                    "GET"
+                );
+                res
+            }
+            // ready when first polled: nothing waits
+            OpenNow::Memory => futures::executor::block_on(self.get_object_within(key, None)),
+            OpenNow::No => Err(StoreError::Unsupported {
                 operation: "get_object_now",
                 store_url: self.url.clone(),
-            });
+            }),
         }
-        // The local backend's blocking work runs inline where there is no runtime, and the
-        // in-memory backend never waits: the future is ready when first polled.
-        futures::executor::block_on(self.get_object_within(key, None))
     }
 
     /// The same store, declaring whether its backend reads whole objects in place (see

@@ -161,10 +161,10 @@ impl Store {
         let (backend, prefix) = build_backend(&url, opts, options.retry.as_ref())
             .map_err(|e| invalid(e.to_string()))?;
         // local paths: the backend with conditional PUTs across processes (same root, `/`)
-        let backend: Arc<dyn ObjectStore> = if scheme == "file" {
-            Arc::new(super::LocalCasStore::new(options.fsync))
-        } else {
-            Arc::from(backend)
+        let local = (scheme == "file").then(|| Arc::new(super::LocalCasStore::new(options.fsync)));
+        let backend: Arc<dyn ObjectStore> = match &local {
+            Some(local) => local.clone(),
+            None => Arc::from(backend),
         };
         let display = url.as_str().trim_end_matches('/').to_string();
         Ok(Store {
@@ -177,7 +177,10 @@ impl Store {
             conditional_put_refused: Arc::new(AtomicBool::new(false)),
             // a local file is read in place (positioned reads of an open file)
             in_place: scheme == "file",
-            opens_now: scheme == "file",
+            now: match local {
+                Some(local) => super::OpenNow::Local(local),
+                None => super::OpenNow::No,
+            },
         })
     }
 }
