@@ -371,9 +371,14 @@ async fn read_in_place(
             .unwrap_or_else(|_| Err(ArrayError::task("a shard's decode panicked", None)))
         };
         // Always on the CPU pool, whose threads may block and are outside the runtime (so
-        // the opens there never go through it), as at most `threads` jobs: the read's
-        // `decode_threads` bound how many shards are worked on at once.
-        let per_job = round.len().div_ceil(threads.max(1));
+        // the opens there never go through it). Fewer `threads` (the read's
+        // `decode_threads`) than the pool has make at most that many jobs; otherwise the
+        // shards are shared out as the pool's threads free up.
+        let per_job = if threads >= cpu_pool_threads() {
+            1
+        } else {
+            round.len().div_ceil(threads.max(1))
+        };
         let made: Vec<Result<Parts>> = run_parallel(|| {
             round
                 .into_par_iter()
