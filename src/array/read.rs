@@ -356,13 +356,13 @@ async fn read_in_place(
     let threads = copy_threads(shared.options.decode_threads);
     // as many shards open at once as requests would be in flight, at most
     let per_round = per_round.min(shared.options.request_concurrency.max(1));
+    // the jobs run inside the read's span, as the CPU pool's other jobs do
+    let span = tracing::Span::current();
     loop {
         let round: Vec<ShardWork> = works.by_ref().take(per_round).collect::<Result<_>>()?;
         if round.is_empty() {
             return Ok(());
         }
-        // the jobs run inside the read's span, as the CPU pool's other jobs do
-        let span = tracing::Span::current();
         let make = |work: ShardWork| {
             let _entered = span.enter();
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -401,15 +401,7 @@ fn shard_parts_now(shared: &Shared, layout: &ShardLayout, work: ShardWork) -> Re
     let key = shared.chunk_key(&work.shard.chunk_coords)?;
     let codec = layout.sharding.index_codec(&work.shard.chunk_shape)?;
     if tracing::enabled!(tracing::Level::DEBUG) {
-        let all = inner_chunks_in(&work.shard.data_shape, &layout.inner_chunk_shape);
-        let touched = work.inner.len()?;
-        tracing::debug!(
-            key = %key,
-            strategy = "in place",
-            inner_chunks = touched as u64,
-            of = all,
-            "read shard"
-        );
+        trace_read_shard(&key, layout, &work, work.inner.len()?, true);
     }
     let object = match shared.node.store().get_object_now(&key) {
         Ok(object) => Arc::new(object),
@@ -829,26 +821,12 @@ async fn read_shard(
         Ok((work, touched))
     })
     .await?;
-    let all = inner_chunks_in(&work.shard.data_shape, &layout.inner_chunk_shape);
-    let whole = touched == u128::from(all);
     let in_place = shared.node.store().reads_in_place();
-    tracing::debug!(
-        key = %key,
-        strategy = if whole {
-            "whole"
-        } else if in_place {
-            "in place"
-        } else {
-            "partial"
-        },
-        inner_chunks = touched as u64,
-        of = all,
-        "read shard"
-    );
+    let whole = trace_read_shard(&key, layout, &work, touched, in_place);
+    let decode = ShardDecode::new(touched, decode, parts);
     if in_place {
         // a local file or shared memory: open the shard once and read exactly its index
         // and the needed inner chunks (gaps are never read, so nothing to refuse)
-        let decode = ShardDecode::new(touched, decode, parts);
         read_shard_whole_object(shared, key, codec, work, None, decode).await
     } else if whole {
         // a shard larger than its compact encoding holds gaps: read from its index rather
@@ -862,12 +840,37 @@ async fn read_shard(
                 meta.exec_fill_value(),
             )?
             .map(crate::codec::bounds::with_slack);
-        let decode = ShardDecode::new(touched, decode, parts);
         read_shard_whole_object(shared, key, codec, work, compact, decode).await
     } else {
-        let decode = ShardDecode::new(touched, decode, parts);
         read_shard_partial(shared, key, codec, work, decode).await
     }
+}
+
+/// The DEBUG event of a shard read: its strategy and how many of its inner chunks it
+/// touches. Returns whether it touches every inner chunk holding data.
+fn trace_read_shard(
+    key: &StoreKey,
+    layout: &ShardLayout,
+    work: &ShardWork,
+    touched: u128,
+    in_place: bool,
+) -> bool {
+    let all = inner_chunks_in(&work.shard.data_shape, &layout.inner_chunk_shape);
+    let whole = touched == u128::from(all);
+    tracing::debug!(
+        key = %key,
+        strategy = if whole {
+            "whole"
+        } else if in_place {
+            "in place"
+        } else {
+            "partial"
+        },
+        inner_chunks = touched as u64,
+        of = all,
+        "read shard"
+    );
+    whole
 }
 
 /// A codec wraps the sharding layer (`transpose` before it, a bytes-to-bytes codec after

@@ -170,6 +170,29 @@ impl ObjectVersion {
 }
 
 /// The version of an object from its backend metadata.
+/// A GET's object: an open file, or a body still to be read.
+enum Got {
+    /// A local file, open.
+    File(FetchedObject),
+    /// The GET, whose body is a stream.
+    Stream(object_store::GetResult),
+}
+
+/// The DEBUG event of a whole-object GET ([`Store::get_object_within`],
+/// [`Store::get_object_now`]).
+fn trace_get_object(key: &StoreKey, timer: &Timer, res: &Result<FetchedObject, StoreError>) {
+    tracing::debug!(
+        target: TARGET,
+        key = %key,
+        range = "all",
+        bytes = res.as_ref().map_or(0, FetchedObject::size),
+        in_file = res.as_ref().is_ok_and(|o| !o.is_in_memory()),
+        latency_us = timer.micros(),
+        outcome = outcome(res),
+        "GET"
+    );
+}
+
 fn version_of(meta: &object_store::ObjectMeta) -> ObjectVersion {
     ObjectVersion {
         e_tag: meta.e_tag.clone(),
@@ -312,32 +335,14 @@ impl Store {
                 let res = local
                     .get_now(&self.path(key), GetOptions::new())
                     .map_err(|e| self.err(key, e))
-                    .and_then(|res| match res.payload {
-                        #[cfg(unix)]
-                        object_store::GetResultPayload::File(file, _) => {
-                            let version = version_of(&res.meta);
-                            Ok(FetchedObject::from_file(
-                                file,
-                                res.range,
-                                version,
-                                self.url_of(key),
-                            ))
-                        }
-                        _ => Err(StoreError::Unsupported {
+                    .and_then(|res| match self.file_object(key, res) {
+                        Got::File(object) => Ok(object),
+                        Got::Stream(_) => Err(StoreError::Unsupported {
                             operation: "get_object_now",
                             store_url: self.url.clone(),
                         }),
                     });
-                tracing::debug!(
-                    target: TARGET,
-                    key = %key,
-                    range = "all",
-                    bytes = res.as_ref().map_or(0, FetchedObject::size),
-                    in_file = true,
-                    latency_us = timer.micros(),
-                    outcome = outcome(&res),
-                    "GET"
-                );
+                trace_get_object(key, &timer, &res);
                 res
             }
             // ready when first polled: nothing waits
@@ -513,17 +518,39 @@ impl Store {
     ) -> Result<FetchedObject, StoreError> {
         let timer = Timer::start();
         let res = self.get_object_untraced(key, max_size).await;
-        tracing::debug!(
-            target: TARGET,
-            key = %key,
-            range = "all",
-            bytes = res.as_ref().map_or(0, FetchedObject::size),
-            in_file = res.as_ref().is_ok_and(|o| !o.is_in_memory()),
-            latency_us = timer.micros(),
-            outcome = outcome(&res),
-            "GET"
-        );
+        trace_get_object(key, &timer, &res);
         res
+    }
+
+    /// The object of a GET whose payload is an open file (a local store's), or the GET
+    /// back when its payload is a stream.
+    fn file_object(&self, key: &StoreKey, res: object_store::GetResult) -> Got {
+        let object_store::GetResult {
+            payload,
+            meta,
+            range,
+            attributes,
+            extensions,
+        } = res;
+        match payload {
+            #[cfg(unix)]
+            object_store::GetResultPayload::File(file, _) => {
+                let version = version_of(&meta);
+                Got::File(FetchedObject::from_file(
+                    file,
+                    range,
+                    version,
+                    self.url_of(key),
+                ))
+            }
+            payload => Got::Stream(object_store::GetResult {
+                payload,
+                meta,
+                range,
+                attributes,
+                extensions,
+            }),
+        }
     }
 
     async fn get_object_untraced(
@@ -536,28 +563,12 @@ impl Store {
             .get_opts(&self.path(key), GetOptions::new())
             .await
             .map_err(|e| self.err(key, e))?;
+        let res = match self.file_object(key, res) {
+            Got::File(object) => return Ok(object),
+            Got::Stream(res) => res,
+        };
         let version = version_of(&res.meta);
         let url = self.url_of(key);
-        let object_store::GetResult {
-            payload,
-            meta,
-            range,
-            attributes,
-            extensions,
-        } = res;
-        let res = match payload {
-            #[cfg(unix)]
-            object_store::GetResultPayload::File(file, _) => {
-                return Ok(FetchedObject::from_file(file, range, version, url));
-            }
-            payload => object_store::GetResult {
-                payload,
-                meta,
-                range,
-                attributes,
-                extensions,
-            },
-        };
         let expected = res.range.end - res.range.start;
         body::check_announced(expected, max_size, &url)?;
         let bytes = body::collect(res.into_stream(), expected, &url, |e| self.err(key, e)).await?;
