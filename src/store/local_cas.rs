@@ -12,6 +12,9 @@
 //!    absent for `Create`, that version for `Update`; anything but a regular file there is
 //!    refused;
 //! 4. the staging file is renamed over the target — the critical section ends (unlock);
+//!    the replaced file, held open across the rename, is closed by
+//!    [`close_later`](super::closer::close_later) (on a filesystem mounted with `discard`,
+//!    its last close waits for the device);
 //! 5. when durable, the directory is fsynced.
 //!
 //! So the critical section is a `stat` and a `rename` (and, rarely, one `futimens`, below):
@@ -575,8 +578,12 @@ fn put_file(
             .file
             .metadata()
             .map_err(LocalError::io("read the metadata of", &staged.path))?;
+        let replaced = current.and_then(|_| keep_open(target));
         std::fs::rename(&staged.path, target).map_err(LocalError::io("rename onto", target))?;
         staged.published = true;
+        if let Some(replaced) = replaced {
+            super::closer::close_later(replaced);
+        }
         e_tag(&meta)
     };
     if fsync {
@@ -585,16 +592,41 @@ fn put_file(
     Ok(e_tag)
 }
 
+/// The regular file at `path` held open (without waiting, whatever is there), so that
+/// replacing or deleting it leaves its last close to [`super::closer::close_later`]; `None`
+/// where it cannot be opened (the rename or delete then frees it, as it would anyway).
+/// Unix only: elsewhere an open file may keep a rename from replacing it.
+fn keep_open(path: &FsPath) -> Option<File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .ok()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
 /// Deletes the object at `target` under its directory's lock.
 fn delete_file(target: &FsPath, fsync: bool) -> Result<(), LocalError> {
     let (dir, _) = split(target)?;
     {
         let _lock = DirLock::acquire(dir)?;
         stat_object(target)?.ok_or_else(|| not_found(target))?;
+        let deleted = keep_open(target);
         std::fs::remove_file(target).map_err(|e| match e.kind() {
             ErrorKind::NotFound => not_found(target),
             _ => LocalError::io("delete", target)(e),
         })?;
+        if let Some(deleted) = deleted {
+            super::closer::close_later(deleted);
+        }
     }
     if fsync {
         fsync_dir(dir)?;

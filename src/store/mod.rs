@@ -11,6 +11,7 @@
 
 pub(crate) mod backoff;
 mod body;
+mod closer;
 mod error;
 mod key;
 mod local;
