@@ -153,6 +153,7 @@ pub mod hierarchy;
 pub mod index;
 pub mod metadata;
 pub mod npy;
+mod per_process;
 pub mod plan;
 pub mod store;
 

@@ -16,51 +16,32 @@
 //! leaked there, never dropped). With rayon's global pool, which cannot be rebuilt, a child
 //! forked after its parent had used it waited forever on its first parallel job.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use crate::per_process::PerProcess;
 
 use super::error::{ArrayError, Result};
 use super::gate::DecodeGate;
 
-/// The CPU pool and the process that built it.
-struct ProcessPool {
-    pid: u32,
-    pool: Arc<rayon::ThreadPool>,
-}
-
-static CPU_POOL: Mutex<Option<ProcessPool>> = Mutex::new(None);
+/// The CPU pool of this process (see [`PerProcess`]).
+static CPU_POOL: PerProcess<Arc<rayon::ThreadPool>> = PerProcess::new();
 
 /// The CPU pool of this process (one thread per core), built on first use and again in a
 /// forked child. `None` when its threads cannot be started: the caller then works on its
 /// own thread.
 pub(crate) fn cpu_pool() -> Option<Arc<rayon::ThreadPool>> {
-    let pid = std::process::id();
-    let mut slot = CPU_POOL.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(current) = slot.as_ref()
-        && current.pid == pid
-    {
-        return Some(current.pool.clone());
-    }
-    if let Some(inherited) = slot.take() {
-        // The parent's pool: its threads are not in this process.
-        std::mem::forget(inherited.pool);
-    }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .thread_name(|i| format!("zarrflow-cpu-{i}"))
-        .build()
-        .map(Arc::new);
-    match pool {
-        Ok(pool) => {
-            *slot = Some(ProcessPool {
-                pid,
-                pool: pool.clone(),
-            });
-            Some(pool)
+    CPU_POOL.get(|| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("zarrflow-cpu-{i}"))
+            .build();
+        match pool {
+            Ok(pool) => Some(Arc::new(pool)),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot start the CPU pool: working on the calling thread");
+                None
+            }
         }
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot start the CPU pool: working on the calling thread");
-            None
-        }
-    }
+    })
 }
 
 /// Threads of the CPU pool (1 when it cannot be started: work then runs on the calling

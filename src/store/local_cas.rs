@@ -12,12 +12,14 @@
 //!    absent for `Create`, that version for `Update`; anything but a regular file there is
 //!    refused;
 //! 4. the staging file is renamed over the target — the critical section ends (unlock);
-//!    the replaced file, held open across the rename, is closed by
-//!    [`close_later`](super::closer::close_later) (on a filesystem mounted with `discard`,
-//!    its last close waits for the device);
+//!    on Linux the replaced file is held (a path-only handle taken just before the rename)
+//!    and handed after the unlock to [`close_later`](super::closer::close_later), which
+//!    frees it off the writer's path (on a filesystem mounted with `discard`, the last
+//!    reference's release waits for the device);
 //! 5. when durable, the directory is fsynced.
 //!
-//! So the critical section is a `stat` and a `rename` (and, rarely, one `futimens`, below):
+//! So the critical section is a `stat`, a path-only `open` and a `rename` (and, rarely, one
+//! `futimens`, below):
 //! no encoding, no write and no fsync happen under the lock.
 //!
 //! **Where the lock lives.** On the directory that holds the target, locked through an open
@@ -553,7 +555,7 @@ fn put_file(
 ) -> Result<String, LocalError> {
     let (dir, name) = split(target)?;
     let mut staged = Staged::write(dir, name, payload, fsync)?;
-    let e_tag = {
+    let (e_tag, replaced) = {
         let _lock = DirLock::acquire(dir)?;
         let current = stat_object(target)?;
         match (mode, &current) {
@@ -578,35 +580,36 @@ fn put_file(
             .file
             .metadata()
             .map_err(LocalError::io("read the metadata of", &staged.path))?;
-        let replaced = current.and_then(|_| keep_open(target));
+        let replaced = current.and_then(|_| hold(target));
         std::fs::rename(&staged.path, target).map_err(LocalError::io("rename onto", target))?;
         staged.published = true;
-        if let Some(replaced) = replaced {
-            super::closer::close_later(replaced);
-        }
-        e_tag(&meta)
+        (e_tag(&meta), replaced)
     };
+    if let Some(replaced) = replaced {
+        super::closer::close_later(replaced);
+    }
     if fsync {
         fsync_dir(dir)?;
     }
     Ok(e_tag)
 }
 
-/// The regular file at `path` held open (without waiting, whatever is there), so that
-/// replacing or deleting it leaves its last close to [`super::closer::close_later`]; `None`
-/// where it cannot be opened (the rename or delete then frees it, as it would anyway).
-/// Unix only: elsewhere an open file may keep a rename from replacing it.
-fn keep_open(path: &FsPath) -> Option<File> {
-    #[cfg(unix)]
+/// A path-only handle (`O_PATH`, not following a symbolic link) of what is at `path`, so
+/// that replacing or deleting it leaves its last reference to
+/// [`close_later`](super::closer::close_later): nothing is opened for reading (no FIFO, device
+/// or lease is acted on). `None` where it cannot be taken (the rename or delete then frees
+/// the file, as it always did). Linux only: elsewhere nothing is held.
+fn hold(path: &FsPath) -> Option<File> {
+    #[cfg(target_os = "linux")]
     {
         use std::os::unix::fs::OpenOptionsExt;
         OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NONBLOCK)
+            .custom_flags(libc::O_PATH | libc::O_NOFOLLOW)
             .open(path)
             .ok()
     }
-    #[cfg(not(unix))]
+    #[cfg(not(target_os = "linux"))]
     {
         let _ = path;
         None
@@ -616,17 +619,18 @@ fn keep_open(path: &FsPath) -> Option<File> {
 /// Deletes the object at `target` under its directory's lock.
 fn delete_file(target: &FsPath, fsync: bool) -> Result<(), LocalError> {
     let (dir, _) = split(target)?;
-    {
+    let deleted = {
         let _lock = DirLock::acquire(dir)?;
         stat_object(target)?.ok_or_else(|| not_found(target))?;
-        let deleted = keep_open(target);
+        let deleted = hold(target);
         std::fs::remove_file(target).map_err(|e| match e.kind() {
             ErrorKind::NotFound => not_found(target),
             _ => LocalError::io("delete", target)(e),
         })?;
-        if let Some(deleted) = deleted {
-            super::closer::close_later(deleted);
-        }
+        deleted
+    };
+    if let Some(deleted) = deleted {
+        super::closer::close_later(deleted);
     }
     if fsync {
         fsync_dir(dir)?;
