@@ -22,7 +22,9 @@
 //! zarrflow's partition always holds them, with the chunk ids, starts, extents, CSR
 //! pointers and positions). Neither side lowers rows into per-chunk operations. The
 //! transforms (with their index arrays) and grids are built outside the timing on both
-//! sides. The peer (`benches/peers/zarr_indexing_peer.py`) loads the `.npy` files this
+//! sides, as users build them (`oindex` / `vindex` selections, which bounds-check the index
+//! arrays; zarrflow's keep each array's `(min, max)` from that check, and the planner
+//! reuses it rather than scanning the array again). The peer (`benches/peers/zarr_indexing_peer.py`) loads the `.npy` files this
 //! benchmark writes, so both planners see the same values; the benchmark checks that both
 //! partitions have the same row counts and points.
 //!
@@ -36,10 +38,10 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 
-use ndarray::{Array1, ArrayD, IxDyn};
+use ndarray::Array1;
 use zarrflow::DataType;
 use zarrflow::grid::{DimensionGrid, RectilinearGrid, RegularGrid};
-use zarrflow::index::{IndexArray, IndexDomain, IndexTransform, OutputIndexMap};
+use zarrflow::index::IndexTransform;
 use zarrflow::npy::{NpyType, write_npy};
 use zarrflow::plan::{Table, plan_chunks};
 use zarrflow::sel;
@@ -115,10 +117,6 @@ fn write_i64(dir: &Path, name: &str, v: &[i64]) -> String {
     let f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
     write_npy(f, NpyType::of(DataType::Int64), &[v.len() as u64], &bytes).unwrap();
     path.display().to_string()
-}
-
-fn arr(v: &[i64]) -> IndexArray {
-    IndexArray::new(ArrayD::from_shape_vec(IxDyn(&[v.len()]), v.to_vec()).unwrap())
 }
 
 /// zarrflow's (wall, CPU) milliseconds and (rows per table, points) of one case.
@@ -207,22 +205,11 @@ fn main() {
     let i: Vec<i64> = (0..N).map(|_| (rng.next() % e) as i64).collect();
     let j: Vec<i64> = (0..N).map(|_| (rng.next() % e) as i64).collect();
     let (pi, pj) = (write_i64(dir, "vi.npy", &i), write_i64(dir, "vj.npy", &j));
-    let t = IndexTransform::new(
-        IndexDomain::from_shape(&[N as u64]).unwrap(),
-        vec![
-            OutputIndexMap::Array {
-                array: arr(&i),
-                offset: 0,
-                stride: 1,
-            },
-            OutputIndexMap::Array {
-                array: arr(&j),
-                offset: 0,
-                stride: 1,
-            },
-        ],
-    )
-    .unwrap();
+    // Built as a user's selection is (bounds-checked), like the other cases and the peer's.
+    let t = IndexTransform::from_shape(&[e, e])
+        .unwrap()
+        .vindex(&sel![Array1::from(i.clone()), Array1::from(j.clone())])
+        .unwrap();
     cases.push(Case {
         name: "vindex 1M 2-D points / 10^4 chunks",
         t,

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::sync::{Arc, OnceLock};
 
 use ndarray::{ArcArray, ArrayD, IxDyn};
 
@@ -12,13 +13,21 @@ use super::error::{IndexError, Result};
 ///
 /// It always has the full input rank of its transform; each axis has the domain's extent or
 /// extent 1 (broadcast). Values are looked up by position relative to the domain origin.
+/// Its `(min, max)` ([`IndexArray::min_max`]) is worked out once, by whoever asks first
+/// (the bounds check of a selection), and shared by its clones (the planner's).
 #[derive(Clone)]
-pub struct IndexArray(ArcArray<i64, IxDyn>);
+pub struct IndexArray {
+    values: ArcArray<i64, IxDyn>,
+    range: Arc<OnceLock<Option<(i64, i64)>>>,
+}
 
 impl IndexArray {
     /// Wraps an array; the data is shared, never mutated.
     pub fn new(array: ArrayD<i64>) -> Self {
-        IndexArray(array.into_shared())
+        IndexArray {
+            values: array.into_shared(),
+            range: Arc::default(),
+        }
     }
 
     /// Converts an array of any integer type, rejecting values outside `i64`.
@@ -39,27 +48,27 @@ impl IndexArray {
 
     /// The array's shape.
     pub fn shape(&self) -> &[usize] {
-        self.0.shape()
+        self.values.shape()
     }
 
     /// Number of elements.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.values.len()
     }
 
     /// True if the array has no element.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.values.is_empty()
     }
 
     /// A read-only view of the values.
     pub fn view(&self) -> ndarray::ArrayViewD<'_, i64> {
-        self.0.view()
+        self.values.view()
     }
 
     /// The shared array.
     pub fn as_array(&self) -> &ArcArray<i64, IxDyn> {
-        &self.0
+        &self.values
     }
 
     /// The value at a position (relative to the domain origin); size-1 axes broadcast.
@@ -69,7 +78,7 @@ impl IndexArray {
             .zip(self.shape())
             .map(|(&p, &n)| if n == 1 { 0 } else { p })
             .collect();
-        self.0[IxDyn(&idx)]
+        self.values[IxDyn(&idx)]
     }
 
     /// Axes of extent > 1: the input axes the map varies over.
@@ -82,17 +91,20 @@ impl IndexArray {
             .collect()
     }
 
-    /// `(min, max)` of the values, `None` when empty.
+    /// `(min, max)` of the values, `None` when empty (one pass over the values, the first
+    /// time any clone asks).
     pub fn min_max(&self) -> Option<(i64, i64)> {
-        let mut it = self.0.iter();
-        let first = *it.next()?;
-        Some(it.fold((first, first), |(lo, hi), &v| (lo.min(v), hi.max(v))))
+        *self.range.get_or_init(|| {
+            let mut it = self.values.iter();
+            let first = *it.next()?;
+            Some(it.fold((first, first), |(lo, hi), &v| (lo.min(v), hi.max(v))))
+        })
     }
 }
 
 impl PartialEq for IndexArray {
     fn eq(&self, other: &Self) -> bool {
-        self.shape() == other.shape() && self.0.iter().eq(other.0.iter())
+        self.shape() == other.shape() && self.values.iter().eq(other.values.iter())
     }
 }
 impl Eq for IndexArray {}
@@ -100,7 +112,7 @@ impl Eq for IndexArray {}
 impl Hash for IndexArray {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.shape().hash(state);
-        for v in self.0.iter() {
+        for v in self.values.iter() {
             v.hash(state);
         }
     }
@@ -110,9 +122,13 @@ impl fmt::Debug for IndexArray {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "IndexArray(shape={:?}, ", self.shape())?;
         if self.len() <= 16 {
-            write!(f, "{:?})", self.0.iter().collect::<Vec<_>>())
+            write!(f, "{:?})", self.values.iter().collect::<Vec<_>>())
         } else {
-            write!(f, "{:?}...)", self.0.iter().take(16).collect::<Vec<_>>())
+            write!(
+                f,
+                "{:?}...)",
+                self.values.iter().take(16).collect::<Vec<_>>()
+            )
         }
     }
 }
@@ -238,5 +254,28 @@ impl fmt::Display for OutputIndexMap {
                 stride,
             } => write!(f, "{offset} + {stride} * {array:?}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_range_is_worked_out_once_and_shared_by_clones() {
+        let a = IndexArray::new(ArrayD::from_shape_vec(IxDyn(&[4]), vec![5, -2, 9, 0]).unwrap());
+        let b = a.clone();
+        assert!(
+            a.range.get().is_none(),
+            "nothing worked out before it is asked for"
+        );
+        assert_eq!(b.min_max(), Some((-2, 9)));
+        assert_eq!(
+            a.range.get(),
+            Some(&Some((-2, 9))),
+            "a clone's answer is the original's"
+        );
+        let empty = IndexArray::new(ArrayD::from_shape_vec(IxDyn(&[0]), vec![]).unwrap());
+        assert_eq!(empty.min_max(), None);
     }
 }

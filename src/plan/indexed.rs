@@ -333,11 +333,10 @@ impl IndexedSet {
         // Chunk-sorted input (storage non-decreasing) needs no min/max pass, no keys and no
         // sort: rows in one pass (`build_sorted`).
         let sorted = monotone(values, stride > 0);
+        // (the array's range is known when the selection was bounds-checked)
         let (vmin, vmax) = match (sorted, values.first(), values.last()) {
             (true, Some(&a), Some(&b)) => (a.min(b), a.max(b)),
-            _ => values
-                .iter()
-                .fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v), b.max(v))),
+            _ => array.min_max().unwrap_or((i64::MAX, i64::MIN)),
         };
         let (smin, smax) = storage_range(dim, offset, stride, vmin, vmax)?;
         let e = grid_err(dim);

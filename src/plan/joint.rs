@@ -50,6 +50,16 @@ impl Col<'_> {
     }
 }
 
+/// One member's values over its compact shape, the compact shape, offset, stride and the
+/// values' `(min, max)`.
+type MemberValues<'a> = (
+    std::borrow::Cow<'a, [i64]>,
+    Vec<usize>,
+    i64,
+    i64,
+    (i64, i64),
+);
+
 /// A connected component of output maps that share input axes: vindex-correlated index
 /// arrays, an affine diagonal (two affine maps on one input axis), or index arrays and
 /// affine maps sharing an axis.
@@ -158,12 +168,8 @@ impl JointSet {
         for (m, member) in members.iter().enumerate() {
             let dim = dims[m];
             let grid = grids[dim].as_ref();
-            let (values, compact, offset, stride): (
-                std::borrow::Cow<'_, [i64]>,
-                Vec<usize>,
-                i64,
-                i64,
-            ) = match member {
+            // (an array's range is known when the selection was bounds-checked)
+            let (values, compact, offset, stride, (vmin, vmax)): MemberValues<'_> = match member {
                 Member::Dim {
                     axis,
                     offset,
@@ -176,7 +182,18 @@ impl JointSet {
                         .zip(&block_shape)
                         .map(|(&a, &e)| if a == *axis { e } else { 1 })
                         .collect();
-                    (std::borrow::Cow::Owned(vals), compact, *offset, *stride)
+                    let range = if lo < hi {
+                        (lo, hi - 1)
+                    } else {
+                        (i64::MAX, i64::MIN)
+                    };
+                    (
+                        std::borrow::Cow::Owned(vals),
+                        compact,
+                        *offset,
+                        *stride,
+                        range,
+                    )
                 }
                 Member::Arr {
                     array,
@@ -184,12 +201,10 @@ impl JointSet {
                     stride,
                 } => {
                     let compact = axes.iter().map(|&a| array.shape()[a]).collect();
-                    (contiguous(array), compact, *offset, *stride)
+                    let range = array.min_max().unwrap_or((i64::MAX, i64::MIN));
+                    (contiguous(array), compact, *offset, *stride, range)
                 }
             };
-            let (vmin, vmax) = values
-                .iter()
-                .fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
             let (smin, smax) = storage_range(dim, offset, stride, vmin, vmax)?;
             let e = grid_err(dim);
             // Chunk ids are monotone in the coordinate: the probes give the id range.
