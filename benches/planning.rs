@@ -24,9 +24,10 @@
 //! transforms (with their index arrays) and grids are built outside the timing on both
 //! sides, as users build them (`oindex` / `vindex` selections, which bounds-check the index
 //! arrays; zarrflow's keep each array's `(min, max)` from that check, and the planner
-//! reuses it rather than scanning the array again). The peer (`benches/peers/zarr_indexing_peer.py`) loads the `.npy` files this
-//! benchmark writes, so both planners see the same values; the benchmark checks that both
-//! partitions have the same row counts and points.
+//! reuses it rather than scanning the array again; zarr-indexing computes it there too,
+//! and again in each timed plan). The peer (`benches/peers/zarr_indexing_peer.py`) loads
+//! the `.npy` files this benchmark writes, so both planners see the same values; the
+//! benchmark checks that both partitions have the same row counts and points.
 //!
 //! Times are the minimum over N runs of wall-clock time and of the thread's CPU time (the
 //! CPU time is insensitive to time slicing on a shared machine); `ratio` is zarr-indexing's

@@ -14,7 +14,8 @@ use super::error::{IndexError, Result};
 /// It always has the full input rank of its transform; each axis has the domain's extent or
 /// extent 1 (broadcast). Values are looked up by position relative to the domain origin.
 /// Its `(min, max)` ([`IndexArray::min_max`]) is worked out once, by whoever asks first
-/// (the bounds check of a selection), and shared by its clones (the planner's).
+/// (usually the containment check of a selection's `compose`), and shared by its clones
+/// (the planner's).
 #[derive(Clone)]
 pub struct IndexArray {
     values: ArcArray<i64, IxDyn>,

@@ -333,7 +333,7 @@ impl IndexedSet {
         // Chunk-sorted input (storage non-decreasing) needs no min/max pass, no keys and no
         // sort: rows in one pass (`build_sorted`).
         let sorted = monotone(values, stride > 0);
-        // (the array's range is known when the selection was bounds-checked)
+        // (the array's range is worked out once, usually by the selection's bounds check)
         let (vmin, vmax) = match (sorted, values.first(), values.last()) {
             (true, Some(&a), Some(&b)) => (a.min(b), a.max(b)),
             _ => array.min_max().unwrap_or((i64::MAX, i64::MIN)),

@@ -168,7 +168,7 @@ impl JointSet {
         for (m, member) in members.iter().enumerate() {
             let dim = dims[m];
             let grid = grids[dim].as_ref();
-            // (an array's range is known when the selection was bounds-checked)
+            // (an array's range is worked out once, usually by the selection's bounds check)
             let (values, compact, offset, stride, (vmin, vmax)): MemberValues<'_> = match member {
                 Member::Dim {
                     axis,
