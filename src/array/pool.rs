@@ -1,6 +1,7 @@
 //! Where CPU work runs: the one place that moves work off the async runtime.
 //!
-//! - [`on_cpu_pool`]: owned CPU work (planning) as a job of the CPU pool, awaited.
+//! - [`on_cpu_pool`]: owned CPU work (planning, a fetched shard's decodes) as a job of the
+//!   CPU pool, awaited.
 //! - [`on_blocking`]: owned work that may block (decodes reading a local file, encodes) on
 //!   tokio's blocking pool, behind a [`DecodeGate`] when one bounds how many run at once.
 //! - [`run_parallel`]: work that borrows the caller's values runs on the CPU pool while the
@@ -50,6 +51,13 @@ pub(crate) fn cpu_pool_threads() -> usize {
     cpu_pool().map_or(1, |pool| pool.current_num_threads())
 }
 
+/// Runs `f`, a panic in it becoming [`ArrayError::Task`] saying `what` (for a job of the
+/// CPU pool, whose panic would otherwise surface in whoever waits on the pool).
+pub(crate) fn guarded<T>(what: &'static str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .unwrap_or_else(|_| Err(ArrayError::task(what, None)))
+}
+
 /// Runs CPU work on the CPU pool and waits for its result.
 pub(crate) async fn on_cpu_pool<T: Send + 'static>(
     f: impl FnOnce() -> Result<T> + Send + 'static,
@@ -61,13 +69,12 @@ pub(crate) async fn on_cpu_pool<T: Send + 'static>(
     let span = tracing::Span::current();
     pool.spawn(move || {
         let _entered = span.enter();
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-            .unwrap_or_else(|_| Err(ArrayError::task("a job of the CPU pool panicked", None)));
+        let result = guarded("a job of the CPU pool panicked", f);
         // The read may be gone (cancelled): nobody to tell.
         let _ = tx.send(result);
     });
     rx.await
-        .map_err(|_| ArrayError::task("a planning job ended without a result", None))?
+        .map_err(|_| ArrayError::task("a job of the CPU pool ended without a result", None))?
 }
 
 /// Runs work on tokio's blocking pool; with a gate, at most the gate's limit at a time (see

@@ -43,7 +43,7 @@ use super::error::{ArrayError, Result};
 use super::gate::DecodeGate;
 use super::planned::Planned;
 use super::pool::{
-    cpu_pool_threads, on_blocking, on_cpu_pool, on_multi_thread_runtime, run_parallel,
+    cpu_pool_threads, guarded, on_blocking, on_cpu_pool, on_multi_thread_runtime, run_parallel,
 };
 use super::retry::{MAX_CONFLICT_ATTEMPTS, backoff};
 use super::scatter::Kernel;
@@ -203,13 +203,6 @@ async fn read_planned(
     transform: &IndexTransform,
     out: &mut [u8],
 ) -> Result<()> {
-    let decode = Arc::new(DecodeGate::new(shared.options.decode_threads));
-    let mut concurrency = shared.options.request_concurrency.max(1);
-    if shared.node.store().reads_in_place() {
-        // nothing to wait for but the decodes: more shards in flight only hold more
-        // open files and packed cells (see IN_PLACE_SHARDS)
-        concurrency = concurrency.min(IN_PLACE_SHARDS.max(2 * shared.options.decode_threads));
-    }
     let fill = shared
         .node
         .metadata()
@@ -228,6 +221,13 @@ async fn read_planned(
         }
         (work, _) => work,
     };
+    let decode = Arc::new(DecodeGate::new(shared.options.decode_threads));
+    let mut concurrency = shared.options.request_concurrency.max(1);
+    if shared.node.store().reads_in_place() {
+        // nothing to wait for but the decodes: more shards in flight only hold more
+        // open files and packed cells (see IN_PLACE_SHARDS)
+        concurrency = concurrency.min(IN_PLACE_SHARDS.max(2 * shared.options.decode_threads));
+    }
     // The producer fetches and decodes (kernels compiled on the decode pool) and hands
     // decoded parts over a bounded channel; this task only copies them into `out`. Running
     // the fetch/decode stream on its own task keeps it polled (permits released, next
@@ -365,10 +365,9 @@ async fn read_in_place(
         }
         let make = |work: ShardWork| {
             let _entered = span.enter();
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            guarded("a shard's decode panicked", || {
                 shard_parts_now(shared, layout, work)
-            }))
-            .unwrap_or_else(|_| Err(ArrayError::task("a shard's decode panicked", None)))
+            })
         };
         // Always on the CPU pool, whose threads may block and are outside the runtime (so
         // the opens there never go through it). Fewer `threads` (the read's
@@ -581,16 +580,14 @@ fn copy_batch(
                     continue;
                 }
                 scope.spawn(move |_| {
-                    let copied = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    *result = guarded("a copy job panicked", || {
                         for (lo, piece, ops) in pieces {
                             for (kernel, payload) in ops {
                                 copy_one(shared, &kernel, payload, piece, lo, fill)?;
                             }
                         }
                         Ok(())
-                    }));
-                    *result = copied
-                        .unwrap_or_else(|_| Err(ArrayError::task("a copy job panicked", None)));
+                    });
                 });
             }
         })
@@ -942,8 +939,9 @@ async fn read_shard_whole_object(
 /// A shard of at most [`MAX_BATCH`] touched inner chunks is decoded as one job of the CPU
 /// pool (one thread per core), its parts returned whole: no thread beyond the cores
 /// decodes, so none waits for a time slice while a core idles (over HTTP with 10 ms
-/// latency, gather 126–133 ms against 145–154 on the blocking pool, read all 157–168
-/// against 169–175). A larger shard is decoded on the blocking pool behind the read's
+/// latency, in an A/B of a prototype within one binary: gather 126–133 ms against 145–154
+/// on the blocking pool, read all 157–168 against 169–175; full benchmark runs: gather
+/// 121–140 against 128–145). A larger shard is decoded on the blocking pool behind the read's
 /// [`DecodeGate`], handing its parts over [`MAX_BATCH`] at a time as it goes (a job of the
 /// CPU pool must never wait on the channel: the copy stage needs the pool to empty it).
 enum ShardDecode {

@@ -50,16 +50,6 @@ impl Col<'_> {
     }
 }
 
-/// One member's values over its compact shape, the compact shape, offset, stride and the
-/// values' `(min, max)`.
-type MemberValues<'a> = (
-    std::borrow::Cow<'a, [i64]>,
-    Vec<usize>,
-    i64,
-    i64,
-    (i64, i64),
-);
-
 /// A connected component of output maps that share input axes: vindex-correlated index
 /// arrays, an affine diagonal (two affine maps on one input axis), or index arrays and
 /// affine maps sharing an axis.
@@ -168,8 +158,12 @@ impl JointSet {
         for (m, member) in members.iter().enumerate() {
             let dim = dims[m];
             let grid = grids[dim].as_ref();
-            // (an array's range is worked out once, usually by the selection's bounds check)
-            let (values, compact, offset, stride, (vmin, vmax)): MemberValues<'_> = match member {
+            let (values, compact, offset, stride): (
+                std::borrow::Cow<'_, [i64]>,
+                Vec<usize>,
+                i64,
+                i64,
+            ) = match member {
                 Member::Dim {
                     axis,
                     offset,
@@ -182,18 +176,7 @@ impl JointSet {
                         .zip(&block_shape)
                         .map(|(&a, &e)| if a == *axis { e } else { 1 })
                         .collect();
-                    let range = if lo < hi {
-                        (lo, hi - 1)
-                    } else {
-                        (i64::MAX, i64::MIN)
-                    };
-                    (
-                        std::borrow::Cow::Owned(vals),
-                        compact,
-                        *offset,
-                        *stride,
-                        range,
-                    )
+                    (std::borrow::Cow::Owned(vals), compact, *offset, *stride)
                 }
                 Member::Arr {
                     array,
@@ -201,10 +184,18 @@ impl JointSet {
                     stride,
                 } => {
                     let compact = axes.iter().map(|&a| array.shape()[a]).collect();
-                    let range = array.min_max().unwrap_or((i64::MAX, i64::MIN));
-                    (contiguous(array), compact, *offset, *stride, range)
+                    (contiguous(array), compact, *offset, *stride)
                 }
             };
+            // (an array's range is worked out once, usually by the selection's bounds check)
+            let (vmin, vmax) = match member {
+                Member::Dim { axis, .. } => {
+                    let (lo, hi) = domain.interval(*axis);
+                    (lo < hi).then(|| (lo, hi - 1))
+                }
+                Member::Arr { array, .. } => array.min_max(),
+            }
+            .unwrap_or((i64::MAX, i64::MIN));
             let (smin, smax) = storage_range(dim, offset, stride, vmin, vmax)?;
             let e = grid_err(dim);
             // Chunk ids are monotone in the coordinate: the probes give the id range.

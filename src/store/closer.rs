@@ -27,9 +27,10 @@ const MAX_QUEUED: usize = 64;
 /// The queue to this process's closer thread.
 static CLOSER: PerProcess<SyncSender<File>> = PerProcess::new();
 
-/// Closes `file` on the closer's thread, or here when its queue is full or the thread
-/// cannot be started.
-pub(crate) fn close_later(file: File) {
+/// Closes `file` (if any) on the closer's thread, or here when its queue is full or the
+/// thread cannot be started.
+pub(crate) fn close_later(file: Option<File>) {
+    let Some(file) = file else { return };
     match CLOSER.get(start) {
         Some(queue) => hand_over(&queue, file),
         None => drop(file),

@@ -104,10 +104,14 @@ impl LocalCasStore {
         self.fsync
     }
 
-    /// [`ObjectStore::get_opts`] on the calling thread, with blocking system calls (a stat
-    /// and an open): for a thread that may block, such as the CPU pool's.
-    pub(crate) fn get_now(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
-        get_file(self.inner.path_to_filesystem(location)?, location, options)
+    /// A whole-object [`ObjectStore::get`] on the calling thread, with blocking system
+    /// calls (a stat and an open): for a thread that may block, such as the CPU pool's.
+    pub(crate) fn get_now(&self, location: &Path) -> Result<GetResult> {
+        get_file(
+            self.inner.path_to_filesystem(location)?,
+            location,
+            GetOptions::new(),
+        )
     }
 }
 
@@ -585,9 +589,7 @@ fn put_file(
         staged.published = true;
         (e_tag(&meta), replaced)
     };
-    if let Some(replaced) = replaced {
-        super::closer::close_later(replaced);
-    }
+    super::closer::close_later(replaced);
     if fsync {
         fsync_dir(dir)?;
     }
@@ -629,9 +631,7 @@ fn delete_file(target: &FsPath, fsync: bool) -> Result<(), LocalError> {
         })?;
         deleted
     };
-    if let Some(deleted) = deleted {
-        super::closer::close_later(deleted);
-    }
+    super::closer::close_later(deleted);
     if fsync {
         fsync_dir(dir)?;
     }

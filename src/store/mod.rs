@@ -170,7 +170,6 @@ impl ObjectVersion {
     }
 }
 
-/// The version of an object from its backend metadata.
 /// A GET's object: an open file, or a body still to be read.
 enum Got {
     /// A local file, open.
@@ -194,6 +193,7 @@ fn trace_get_object(key: &StoreKey, timer: &Timer, res: &Result<FetchedObject, S
     );
 }
 
+/// The version of an object from its backend metadata.
 fn version_of(meta: &object_store::ObjectMeta) -> ObjectVersion {
     ObjectVersion {
         e_tag: meta.e_tag.clone(),
@@ -334,7 +334,7 @@ impl Store {
             OpenNow::Local(local) => {
                 let timer = Timer::start();
                 let res = local
-                    .get_now(&self.path(key), GetOptions::new())
+                    .get_now(&self.path(key))
                     .map_err(|e| self.err(key, e))
                     .and_then(|res| match self.file_object(key, res) {
                         Got::File(object) => Ok(object),
