@@ -35,12 +35,16 @@
 //!
 //! TensorStore 0.1.86 (the pinned `.venv`; `benches/peers/tensorstore_peer.py`) reads the
 //! same local data in the same run, timed in-process (import and open excluded, no cache
-//! pool), its sums checked against zarrflow's; the last column is zarrflow's time over the
-//! best peer's (< 1: zarrflow faster).
+//! pool), its sums checked against zarrflow's; the ratio column is zarrflow's time over the
+//! best peer's (< 1: zarrflow faster). That table also gives zarrflow's and TensorStore's
+//! CPU time (user + system of each process, every thread, `getrusage` / `process_time`) in
+//! their best calls, and zarrflow's over the machine's cores: the least time the cores allow
+//! for zarrflow's work, which shows where a ratio is bound by CPU rather than by waiting.
 //!
 //! 10 ms over HTTP: TensorStore runs in its own process, so it cannot read through the
 //! in-process latency wrapper; instead a local HTTP server (`benches/peers/http_latency.rs`,
-//! tower-http's `ServeDir` on its own runtime) serves the data directory and sleeps 10 ms
+//! tower-http's `ServeDir` on its own runtime, reading files in 1 MiB pieces) serves the
+//! data directory and sleeps 10 ms
 //! before every answer, and zarrflow (`Store::open("http://…")`, its remote policy), zarrs
 //! (async, one spawned task per chunk, over object_store's `HttpStore`) and TensorStore (its
 //! `http` kvstore) each read through it in the same run. The server counts the requests for
@@ -171,7 +175,7 @@ fn main() {
     if args.iter().any(|a| a == "--cli-only") {
         let points = random_points(cfg.points, cfg.n, 0x9e37_79b9_7f4a_7c15);
         let ts = tensorstore_reads(&dir, &cfg, &points);
-        cli_cases(&rt, &dir, &cfg, ts.as_ref().ok());
+        cli_cases(&rt, &dir, &cfg, ts.as_ref().ok().map(|t| &t.times));
         return;
     }
     if args.iter().any(|a| a == "--http-only") {
@@ -199,11 +203,12 @@ fn main() {
         let label = format!("{case} {}", box_label(sub));
         let expect = checksum_box(sub);
         let zf = rt.block_on(zf_open_local(&dir));
-        let t_zf = best(
+        let (t_zf, cpu) = best_with_cpu(
             cfg.reps,
             || rt.block_on(zf_read_box(&zf, sub)),
             |v| assert_eq!(sum(&v), expect, "zarrflow {label}"),
         );
+        table.zarrflow_cpu.push(cpu);
         let zs = zs_sync_open(&dir);
         let t_sync = best(
             cfg.reps,
@@ -235,11 +240,12 @@ fn main() {
         let label = format!("gather {} random points", cfg.points);
         let expect: u64 = points.iter().map(|p| value(p[0], p[1], p[2]) as u64).sum();
         let zf = rt.block_on(zf_open_local(&dir));
-        let t_zf = best(
+        let (t_zf, cpu) = best_with_cpu(
             cfg.reps,
             || rt.block_on(zf_gather(&zf, &points)),
             |v| assert_eq!(sum(&v), expect, "zarrflow gather"),
         );
+        table.zarrflow_cpu.push(cpu);
         let zs = zs_sync_open(&dir);
         let t_sync = best(
             cfg.reps,
@@ -340,7 +346,11 @@ fn main() {
         &rt,
         &dir,
         &cfg,
-        table.tensorstore.as_ref().and_then(|t| t.as_ref().ok()),
+        table
+            .tensorstore
+            .as_ref()
+            .and_then(|t| t.as_ref().ok())
+            .map(|t| &t.times),
     );
 
     // ---------------------------------------------------------------- bytes read, decode floor
@@ -399,7 +409,9 @@ fn main() {
 
 /// TensorStore's local read-all, sub-box and gather times, their sums checked against the
 /// expected ones; `Err` says why TensorStore is not in this run.
-fn tensorstore_reads(dir: &Path, cfg: &Config, points: &[Point]) -> Result<[Duration; 3], String> {
+/// TensorStore's best times of read all, the sub-box and the gather (local), and the CPU
+/// time of each best call.
+fn tensorstore_reads(dir: &Path, cfg: &Config, points: &[Point]) -> Result<TsReads, String> {
     let pts_file = points_npy(points)?;
     let out = tensorstore::run(&[
         "read".into(),
@@ -410,7 +422,7 @@ fn tensorstore_reads(dir: &Path, cfg: &Config, points: &[Point]) -> Result<[Dura
     ])?;
     let all = [0..cfg.n, 0..cfg.n, 0..cfg.n];
     let gather: u64 = points.iter().map(|p| value(p[0], p[1], p[2]) as u64).sum();
-    let mut times = [Duration::ZERO; 3];
+    let mut reads = TsReads::default();
     for (i, (case, expect)) in [
         ("read all", checksum_box(&all)),
         ("sub-box", checksum_box(&cfg.sub)),
@@ -423,9 +435,17 @@ fn tensorstore_reads(dir: &Path, cfg: &Config, points: &[Point]) -> Result<[Dura
         if tensorstore::checksum(v) != Some(expect) {
             return Err(format!("TensorStore's {case} sum {v} is not {expect}"));
         }
-        times[i] = tensorstore::seconds(v).ok_or(format!("no time for {case}"))?;
+        reads.times[i] = tensorstore::seconds(v).ok_or(format!("no time for {case}"))?;
+        reads.cpu[i] = tensorstore::cpu(v).ok_or(format!("no CPU time for {case}"))?;
     }
-    Ok(times)
+    Ok(reads)
+}
+
+/// TensorStore's local reads (read all, sub-box, gather): best times and their calls' CPU.
+#[derive(Default)]
+struct TsReads {
+    times: [Duration; 3],
+    cpu: [Duration; 3],
 }
 
 // -------------------------------------------------------------------------- data
@@ -548,6 +568,35 @@ fn dir_size(dir: &Path) -> u64 {
 /// after its timing, so the times are of the reads alone, as TensorStore's script takes
 /// them (before, the closures summed the result inside the timing: ~15 ms of read all's
 /// time and ~1.5 ms of the sub-box's were the checksum, for zarrflow and zarrs only).
+/// The CPU time (user + system, every thread) this process has used so far.
+fn process_cpu() -> Duration {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let t = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
+/// [`best`], and the CPU time of the process in that best call of `f` (the check excluded).
+fn best_with_cpu<T>(
+    reps: usize,
+    mut f: impl FnMut() -> T,
+    mut check: impl FnMut(T),
+) -> (Duration, Duration) {
+    let (mut t_best, mut cpu) = (Duration::MAX, Duration::ZERO);
+    for _ in 0..reps {
+        let c = process_cpu();
+        let t = Instant::now();
+        let v = f();
+        let e = t.elapsed();
+        if e < t_best {
+            (t_best, cpu) = (e, process_cpu().saturating_sub(c));
+        }
+        check(v);
+    }
+    (t_best, cpu)
+}
+
 fn best<T>(reps: usize, mut f: impl FnMut() -> T, mut check: impl FnMut(T)) -> Duration {
     (0..reps)
         .map(|_| {
@@ -1298,8 +1347,10 @@ type Counts = Vec<(&'static str, RequestCounts)>;
 #[derive(Default)]
 struct Table {
     rows: Vec<(String, String, [Duration; 4], Option<Counts>)>,
-    /// TensorStore's times of the first three (local) rows, or why it is missing.
-    tensorstore: Option<Result<[Duration; 3], String>>,
+    /// zarrflow's CPU time in the best call of the first three (local) rows.
+    zarrflow_cpu: Vec<Duration>,
+    /// TensorStore's times and CPU of the first three (local) rows, or why it is missing.
+    tensorstore: Option<Result<TsReads, String>>,
 }
 
 impl Table {
@@ -1308,7 +1359,7 @@ impl Table {
         self.rows.push((case.into(), store.into(), t, counts));
     }
 
-    fn add_tensorstore(&mut self, t: Result<[Duration; 3], String>) {
+    fn add_tensorstore(&mut self, t: Result<TsReads, String>) {
         self.tensorstore = Some(t);
     }
 
@@ -1361,24 +1412,39 @@ impl Table {
         println!();
         match &self.tensorstore {
             Some(Ok(ts)) => {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
                 println!(
-                    "against the best peer (local; TensorStore in-process, same data, same run):"
+                    "against the best peer (local; TensorStore in-process, same data, same run); \
+                     CPU: user + system time of the process in the best call; \
+                     CPU / {cores}: the least time this machine's {cores} cores allow for \
+                     zarrflow's work:"
                 );
                 println!(
-                    "| {:<34} | {:>9} | {:>11} | {:>9} | {:>16} |",
-                    "case", "zarrflow", "TensorStore", "best zarrs", "zarrflow / best"
+                    "| {:<34} | {:>9} | {:>11} | {:>9} | {:>16} | {:>12} | {:>15} | {:>9} |",
+                    "case",
+                    "zarrflow",
+                    "TensorStore",
+                    "best zarrs",
+                    "zarrflow / best",
+                    "zarrflow CPU",
+                    "TensorStore CPU",
+                    format!("CPU / {cores}")
                 );
-                println!("|{}|", ["---"; 5].join("|"));
-                for ((case, _, t, _), ts) in self.rows.iter().zip(ts) {
+                println!("|{}|", ["---"; 8].join("|"));
+                for (i, (case, _, t, _)) in self.rows.iter().take(3).enumerate() {
                     let zarrs = t[1..].iter().filter(|d| !d.is_zero()).min().copied();
-                    let best = zarrs.map_or(*ts, |z| z.min(*ts));
+                    let best = zarrs.map_or(ts.times[i], |z| z.min(ts.times[i]));
+                    let cpu = self.zarrflow_cpu.get(i).copied().unwrap_or_default();
                     println!(
-                        "| {:<34} | {:>9} | {:>11} | {:>9} | {:>15.2}x |",
+                        "| {:<34} | {:>9} | {:>11} | {:>9} | {:>15.2}x | {:>12} | {:>15} | {:>9} |",
                         case,
                         ms(t[0]),
-                        ms(*ts),
+                        ms(ts.times[i]),
                         zarrs.map_or("—".into(), ms),
-                        t[0].as_secs_f64() / best.as_secs_f64()
+                        t[0].as_secs_f64() / best.as_secs_f64(),
+                        ms(cpu),
+                        ms(ts.cpu[i]),
+                        ms(cpu / cores as u32)
                     );
                 }
             }

@@ -16,8 +16,10 @@
 //! TensorStore 0.1.86 (the pinned `.venv`, `benches/peers/tensorstore_peer.py`) writes the
 //! same cases into an array of the same layout in the same run (timed in-process, import
 //! and open excluded; its batch is a transaction); the closing table prints each case's
-//! zarrflow time over the best peer's (below 1 means zarrflow is faster). Without `.venv`
-//! the table says why TensorStore is missing.
+//! zarrflow time over the best peer's (below 1 means zarrflow is faster), zarrflow's and
+//! TensorStore's CPU time (user + system of each process, every thread) in their best calls,
+//! and zarrflow's over the machine's cores (the least time the cores allow for its work).
+//! Without `.venv` the table says why TensorStore is missing.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -38,23 +40,39 @@ const UPDATE_REPS: usize = 25;
 #[path = "peers/tensorstore.rs"]
 mod tensorstore;
 
-fn best<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
+fn best<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T, Duration) {
     let mut best = Duration::MAX;
     let mut last = None;
+    let mut cpu = Duration::ZERO;
     for _ in 0..runs {
+        let c = process_cpu();
         let t = Instant::now();
         let v = f();
-        best = best.min(t.elapsed());
+        let e = t.elapsed();
+        if e < best {
+            (best, cpu) = (e, process_cpu().saturating_sub(c));
+        }
         last = Some(v);
     }
-    (best, last.expect("at least one run"))
+    (best, last.expect("at least one run"), cpu)
 }
 
-/// One case's times: zarrs, zarrflow, and the name of the TensorStore peer's case.
+/// The CPU time (user + system, every thread) this process has used so far.
+fn process_cpu() -> Duration {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let t = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
+/// One case's times: zarrs, zarrflow (best, and the CPU time of that call), and the name of the
+/// TensorStore peer's case.
 struct Case {
     name: &'static str,
     zarrs: Duration,
     ours: Duration,
+    ours_cpu: Duration,
     peer_case: &'static str,
 }
 
@@ -222,12 +240,12 @@ fn main() {
         return;
     }
     let runs = if small { 5 } else { 3 };
-    let (tz, _) = best(runs, || {
+    let (tz, _, _) = best(runs, || {
         zarray
             .store_array_subset(&all, data.as_slice())
             .expect("zarrs write")
     });
-    let (tf, _) = best(runs, || {
+    let (tf, _, cf) = best(runs, || {
         rt.block_on(ours.view().write(&values.view()))
             .expect("zarrflow write")
     });
@@ -236,6 +254,7 @@ fn main() {
         name: "write whole array",
         zarrs: tz,
         ours: tf,
+        ours_cpu: cf,
         peer_case: "write whole",
     }];
 
@@ -250,7 +269,7 @@ fn main() {
         .map(|i| (i % 1000) as u16 + 7)
         .collect();
     let sub = ArraySubset::new_with_ranges(&region);
-    let (tz, _) = best(UPDATE_REPS, || {
+    let (tz, _, _) = best(UPDATE_REPS, || {
         zarray
             .store_array_subset(&sub, chunk_vals.as_slice())
             .expect("zarrs update")
@@ -268,7 +287,7 @@ fn main() {
     let view = ours.view().get(&sel).expect("view");
     let chunk_arr =
         ArrayD::from_shape_vec(IxDyn(&[inner as usize; 3]), chunk_vals.clone()).expect("shape");
-    let (tf, _) = best(UPDATE_REPS, || {
+    let (tf, _, cf) = best(UPDATE_REPS, || {
         rt.block_on(view.write(&chunk_arr.view()))
             .expect("zarrflow update")
     });
@@ -277,6 +296,7 @@ fn main() {
         name: "update one inner chunk inside a shard",
         zarrs: tz,
         ours: tf,
+        ours_cpu: cf,
         peer_case: "update one inner chunk",
     });
 
@@ -290,7 +310,7 @@ fn main() {
             ]
         })
         .collect();
-    let (tz, _) = best(runs, || {
+    let (tz, _, _) = best(runs, || {
         for (i, p) in points.iter().enumerate() {
             let s = ArraySubset::new_with_ranges(&[p[0]..p[0] + 1, p[1]..p[1] + 1, p[2]..p[2] + 1]);
             zarray
@@ -306,7 +326,7 @@ fn main() {
             ours.view().get(&s).expect("view")
         })
         .collect();
-    let (tf, _) = best(runs, || {
+    let (tf, _, cf) = best(runs, || {
         rt.block_on(async {
             for (i, v) in views.iter().enumerate() {
                 v.write_scalar(i as u16)
@@ -320,9 +340,10 @@ fn main() {
         name: "100 small writes into one shard (no batch)",
         zarrs: tz,
         ours: tf,
+        ours_cpu: cf,
         peer_case: "100 small writes",
     });
-    let (tb, _) = best(runs, || {
+    let (tb, _, cb) = best(runs, || {
         let mut batch = ours.batch();
         for (i, v) in views.iter().enumerate() {
             batch.stage_scalar(v, i as u16).expect("stage");
@@ -334,6 +355,7 @@ fn main() {
         name: "100 small writes into one shard (zarrflow batch)",
         zarrs: tz,
         ours: tb,
+        ours_cpu: cb,
         peer_case: "100 small writes (transaction)",
     });
 
@@ -381,27 +403,38 @@ fn print_table(cases: &[Case], peer: &Result<serde_json::Value, String>) {
     if let Err(why) = peer {
         println!("TensorStore is not in this run: {why}");
     }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
-        "times in ms (best of N); last column: zarrflow time / best peer time (< 1: zarrflow faster)"
+        "times in ms (best of N); zarrflow / best: zarrflow time / best peer time (< 1: \
+         zarrflow faster); CPU: user + system time of the process in the best call; CPU / {cores}: the least time this machine's {cores} cores allow for \
+         zarrflow's work"
     );
     println!(
-        "| {:<48} | {:>9} | {:>9} | {:>11} | {:>16} |",
-        "case", "zarrflow", "zarrs", "TensorStore", "zarrflow / best"
+        "| {:<48} | {:>9} | {:>9} | {:>11} | {:>16} | {:>12} | {:>15} | {:>9} |",
+        "case",
+        "zarrflow",
+        "zarrs",
+        "TensorStore",
+        "zarrflow / best",
+        "zarrflow CPU",
+        "TensorStore CPU",
+        format!("CPU / {cores}")
     );
-    println!("|{}|", ["---"; 5].join("|"));
+    println!("|{}|", ["---"; 8].join("|"));
     for c in cases {
-        let ts = peer
-            .as_ref()
-            .ok()
-            .and_then(|p| tensorstore::seconds(&p[c.peer_case]));
+        let ts_case = peer.as_ref().ok().map(|p| &p[c.peer_case]);
+        let ts = ts_case.and_then(tensorstore::seconds);
         let best = ts.map_or(c.zarrs, |t| t.min(c.zarrs));
         println!(
-            "| {:<48} | {:>9} | {:>9} | {:>11} | {:>15.2}x |",
+            "| {:<48} | {:>9} | {:>9} | {:>11} | {:>15.2}x | {:>12} | {:>15} | {:>9} |",
             c.name,
             ms(Some(c.ours)),
             ms(Some(c.zarrs)),
             ms(ts),
-            c.ours.as_secs_f64() / best.as_secs_f64()
+            c.ours.as_secs_f64() / best.as_secs_f64(),
+            ms(Some(c.ours_cpu)),
+            ms(ts_case.and_then(tensorstore::cpu)),
+            ms(Some(c.ours_cpu / cores as u32))
         );
     }
 }

@@ -51,3 +51,9 @@ pub fn seconds(v: &serde_json::Value) -> Option<Duration> {
 pub fn checksum(v: &serde_json::Value) -> Option<u64> {
     v.as_u64().or_else(|| v.get(1).and_then(|x| x.as_u64()))
 }
+
+/// The CPU time of the best call from the peer's JSON (`value[2]`: user + system time of its
+/// process, every thread).
+pub fn cpu(v: &serde_json::Value) -> Option<Duration> {
+    Some(Duration::from_secs_f64(v.get(2)?.as_f64()?))
+}

@@ -2,23 +2,25 @@
 
 The Rust benchmark runs this script with the pinned environment's interpreter
 (`.venv/bin/python`, made by scripts/python-env.sh), on the same data, in the same run, and
-reads one JSON object from its standard output: the best time of each case in seconds and a
-checksum of each result, which the benchmark compares with its own. Import, open and data
+reads one JSON object from its standard output: the best time of each case in seconds, a
+checksum of each result, which the benchmark compares with its own, and the process's CPU
+time (user + system, all threads) of each best call. Import, open and data
 generation are outside the timings; TensorStore's cache pool is off (its default), as
 zarrflow's and zarrs' are.
 
     python tensorstore_peer.py read DIR REPS SUB POINTS.npy
         DIR: a zarr v3 array (written by zarrs); SUB: "z0:z1,y0:y1,x0:x1";
         POINTS.npy: uint64 (count, 3) coordinates
-        -> {"read all": [s, sum], "sub-box": [s, sum], "gather": [s, sum]}
+        -> {"read all": [s, sum, cpu_s], "sub-box": [s, sum, cpu_s], "gather": [s, sum, cpu_s]}
     python tensorstore_peer.py read-http URL REPS SUB POINTS.npy CASE
         the same array served over HTTP at URL (the read benchmark's delaying server, through
         TensorStore's read-only `http` kvstore); only CASE ("read all", "sub-box" or "gather")
-        -> {CASE: [s, sum]}
+        -> {CASE: [s, sum, cpu_s]}
     python tensorstore_peer.py write DIR N SHARD INNER REPS
         writes a new array at DIR (sharded, zstd level 0 inner chunks, as zarrflow and zarrs
-        do) -> {"write whole": s, "update one inner chunk": s, "100 small writes": s,
-                "100 small writes (transaction)": s, "sum": final sum}
+        do) -> {"write whole": [s, null, cpu_s], "update one inner chunk": [...],
+                "100 small writes": [...], "100 small writes (transaction)": [...],
+                "sum": final sum}
 """
 
 import json
@@ -35,15 +37,27 @@ UPDATE_REPS = 25
 
 
 def best(reps, f):
-    t_best, out = float("inf"), None
+    """The best time of `reps` calls of `f`, the last result, and the CPU time (user +
+    system of this process, every thread) of the best call."""
+    t_best, out, cpu = float("inf"), None, 0.0
     for _ in range(reps):
         # the previous result is freed before the timing starts, as the Rust benchmarks
         # drop theirs after it ends: the time is of the call alone
         out = None
+        c = time.process_time()
         t = time.perf_counter()
         out = f()
-        t_best = min(t_best, time.perf_counter() - t)
-    return t_best, out
+        e = time.perf_counter() - t
+        if e < t_best:
+            t_best, cpu = e, time.process_time() - c
+    return t_best, out, cpu
+
+
+def timed(reps, f):
+    """`[best seconds, None, CPU seconds of the best call]` of `reps` calls of `f` (a write
+    case)."""
+    t, _, cpu = best(reps, f)
+    return [t, None, cpu]
 
 
 def read_cases(kvstore, reps, sub, points_file, only=None):
@@ -59,8 +73,8 @@ def read_cases(kvstore, reps, sub, points_file, only=None):
     ):
         if only is not None and name != only:
             continue
-        t, v = best(reps, lambda view=view: view.read().result())
-        out[name] = [t, int(v.astype(np.uint64).sum())]
+        t, v, cpu = best(reps, lambda view=view: view.read().result())
+        out[name] = [t, int(v.astype(np.uint64).sum()), cpu]
     return out
 
 
@@ -97,7 +111,7 @@ def write_cases(path, n, shard, inner, reps):
     i0, i1, i2 = np.ogrid[0:n, 0:n, 0:n]
     data = ((i0 + i1 * i1 // 32 + i2 * i2 * i2) % 65536).astype(np.uint16)
     out = {}
-    out["write whole"], _ = best(reps, lambda: arr.write(data).result())
+    out["write whole"] = timed(reps, lambda: arr.write(data).result())
     s0 = 0 if n == shard else shard
     region = (
         slice(s0 + inner, s0 + 2 * inner),
@@ -106,7 +120,7 @@ def write_cases(path, n, shard, inner, reps):
     )
     chunk = ((np.arange(inner**3) % 1000) + 7).astype(np.uint16).reshape((inner,) * 3)
     # a write of about a millisecond: best of UPDATE_REPS (as every library's in write.rs)
-    out["update one inner chunk"], _ = best(UPDATE_REPS, lambda: arr[region].write(chunk).result())
+    out["update one inner chunk"] = timed(UPDATE_REPS, lambda: arr[region].write(chunk).result())
     points = [
         (s0 + (i * 37) % shard, s0 + (i * 11) % shard, s0 + (i * 5) % shard) for i in range(100)
     ]
@@ -122,8 +136,8 @@ def write_cases(path, n, shard, inner, reps):
             view[p].write(np.uint16(i)).result()
         txn.commit_async().result()
 
-    out["100 small writes"], _ = best(reps, small)
-    out["100 small writes (transaction)"], _ = best(reps, small_txn)
+    out["100 small writes"] = timed(reps, small)
+    out["100 small writes (transaction)"] = timed(reps, small_txn)
     out["sum"] = int(arr.read().result().astype(np.uint64).sum())
     return out
 
