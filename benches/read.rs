@@ -38,14 +38,15 @@
 //! pool), its sums checked against zarrflow's; the ratio column is zarrflow's time over the
 //! best peer's (< 1: zarrflow faster). That table also gives zarrflow's and TensorStore's
 //! CPU time (user + system of each process, every thread, `getrusage` / `process_time`) in
-//! their best calls, and zarrflow's over the machine's cores: the least time the cores allow
-//! for zarrflow's work, which shows where a ratio is bound by CPU rather than by waiting.
+//! their best calls of the local cases, and zarrflow's over the machine's cores: the least
+//! time the cores allow for zarrflow's work, which shows where a ratio is bound by CPU
+//! rather than by waiting.
 //!
 //! 10 ms over HTTP: TensorStore runs in its own process, so it cannot read through the
 //! in-process latency wrapper; instead a local HTTP server (`benches/peers/http_latency.rs`,
 //! tower-http's `ServeDir` on its own runtime, reading files in 1 MiB pieces) serves the
-//! data directory and sleeps 10 ms
-//! before every answer, and zarrflow (`Store::open("http://…")`, its remote policy), zarrs
+//! data directory and sleeps 10 ms before every answer, and zarrflow
+//! (`Store::open("http://…")`, its remote policy), zarrs
 //! (async, one spawned task per chunk, over object_store's `HttpStore`) and TensorStore (its
 //! `http` kvstore) each read through it in the same run. The server counts the requests for
 //! chunk data each read makes (TensorStore: the mean over its repetitions).
@@ -96,6 +97,8 @@ use zarrs::filesystem::FilesystemStore;
 use zarrs::storage::{AsyncReadableStorageTraits, ReadableStorageTraits};
 use zarrs_object_store::AsyncObjectStore;
 
+#[path = "peers/cpu_time.rs"]
+mod cpu_time;
 #[path = "peers/http_latency.rs"]
 mod http_latency;
 #[path = "peers/tensorstore.rs"]
@@ -407,10 +410,9 @@ fn main() {
 
 // -------------------------------------------------------------------------- TensorStore
 
-/// TensorStore's local read-all, sub-box and gather times, their sums checked against the
-/// expected ones; `Err` says why TensorStore is not in this run.
-/// TensorStore's best times of read all, the sub-box and the gather (local), and the CPU
-/// time of each best call.
+/// TensorStore's local read-all, sub-box and gather: best times and the CPU time of each
+/// best call, their sums checked against the expected ones; `Err` says why TensorStore is
+/// not in this run.
 fn tensorstore_reads(dir: &Path, cfg: &Config, points: &[Point]) -> Result<TsReads, String> {
     let pts_file = points_npy(points)?;
     let out = tensorstore::run(&[
@@ -564,19 +566,6 @@ fn dir_size(dir: &Path) -> u64 {
     total
 }
 
-/// The best time of `reps` calls of `f`; each result is checked (and dropped) by `check`
-/// after its timing, so the times are of the reads alone, as TensorStore's script takes
-/// them (before, the closures summed the result inside the timing: ~15 ms of read all's
-/// time and ~1.5 ms of the sub-box's were the checksum, for zarrflow and zarrs only).
-/// The CPU time (user + system, every thread) this process has used so far.
-fn process_cpu() -> Duration {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    let t = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    t(u.ru_utime) + t(u.ru_stime)
-}
-
 /// [`best`], and the CPU time of the process in that best call of `f` (the check excluded).
 fn best_with_cpu<T>(
     reps: usize,
@@ -585,18 +574,22 @@ fn best_with_cpu<T>(
 ) -> (Duration, Duration) {
     let (mut t_best, mut cpu) = (Duration::MAX, Duration::ZERO);
     for _ in 0..reps {
-        let c = process_cpu();
+        let c = cpu_time::total();
         let t = Instant::now();
         let v = f();
         let e = t.elapsed();
         if e < t_best {
-            (t_best, cpu) = (e, process_cpu().saturating_sub(c));
+            (t_best, cpu) = (e, cpu_time::total().saturating_sub(c));
         }
         check(v);
     }
     (t_best, cpu)
 }
 
+/// The best time of `reps` calls of `f`; each result is checked (and dropped) by `check`
+/// after its timing, so the times are of the reads alone, as TensorStore's script takes
+/// them (before, the closures summed the result inside the timing: ~15 ms of read all's
+/// time and ~1.5 ms of the sub-box's were the checksum, for zarrflow and zarrs only).
 fn best<T>(reps: usize, mut f: impl FnMut() -> T, mut check: impl FnMut(T)) -> Duration {
     (0..reps)
         .map(|_| {

@@ -1,8 +1,8 @@
 //! TensorStore as a benchmark peer: runs `benches/peers/tensorstore_peer.py` with the pinned
 //! environment's interpreter (`.venv/bin/python`, made by `scripts/python-env.sh`) and returns
-//! the JSON object it prints (best times in seconds, checksums). Included by the read and
-//! write benchmarks with `#[path]`; benches are separate crates, so this is not a module of
-//! the library.
+//! the JSON object it prints (best times in seconds, checksums, the CPU time of each best
+//! call). Included by the read and write benchmarks with `#[path]`; benches are separate
+//! crates, so this is not a module of the library.
 
 use std::path::PathBuf;
 use std::process::Command;

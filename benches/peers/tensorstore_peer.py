@@ -2,9 +2,10 @@
 
 The Rust benchmark runs this script with the pinned environment's interpreter
 (`.venv/bin/python`, made by scripts/python-env.sh), on the same data, in the same run, and
-reads one JSON object from its standard output: the best time of each case in seconds, a
-checksum of each result, which the benchmark compares with its own, and the process's CPU
-time (user + system, all threads) of each best call. Import, open and data
+reads one JSON object from its standard output: the best time of each case in seconds, the
+process's CPU time (user + system, all threads) of that best call and, for reads, a checksum
+of each result (for writes, of the array at the end), which the benchmark compares with its
+own. Import, open and data
 generation are outside the timings; TensorStore's cache pool is off (its default), as
 zarrflow's and zarrs' are.
 

@@ -1,0 +1,19 @@
+//! The CPU time this process has used (user and system, every thread, `getrusage`), for the
+//! benchmarks' CPU columns. Included by the read and write benchmarks with `#[path]`.
+
+use std::time::Duration;
+
+/// User and system CPU time used so far by this process, every thread.
+pub fn user_and_system() -> (Duration, Duration) {
+    // SAFETY: getrusage only fills the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let t = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    (t(u.ru_utime), t(u.ru_stime))
+}
+
+/// User + system CPU time used so far by this process, every thread.
+pub fn total() -> Duration {
+    let (user, system) = user_and_system();
+    user + system
+}
