@@ -51,6 +51,9 @@ impl Options {
                         array = array.with_request_concurrency(count()? as usize)
                     }
                     "decode_threads" => array = array.with_decode_threads(count()? as usize),
+                    "local_write_concurrency" => {
+                        array = array.with_local_write_concurrency(count()? as usize)
+                    }
                     "index_cache_bytes" => array = array.with_index_cache_bytes(count()?),
                     "verify_checksums" => array = array.with_verify_checksums(flag()?),
                     "store_empty_chunks" => array = array.with_store_empty_chunks(flag()?),

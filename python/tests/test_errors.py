@@ -121,6 +121,8 @@ def test_bad_arguments_are_value_errors(tmp_url):
     with pytest.raises(ValueError):
         zarrflow.open(tmp_url(), mode="r", decode_threads="many")
     with pytest.raises(ValueError):
+        zarrflow.open(tmp_url(), mode="r", local_write_concurrency=-1)
+    with pytest.raises(ValueError):
         zarrflow.open("ftp://example.invalid/a")
 
 

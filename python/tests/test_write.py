@@ -163,3 +163,14 @@ def test_values_that_fit_are_cast(tmp_url):
     c = zarrflow.create(tmp_url(), shape=(2,), dtype="complex64", fill_value=1 + 2j)
     assert c.fill_value == np.complex64(1 + 2j)
     assert list(a[:]) == [1, 2, 255] and list(b[:]) == [0.5, 2.0] and list(c[:]) == [1 + 2j] * 2
+
+
+@pytest.mark.parametrize("n", [1, 2, 8])
+def test_local_write_concurrency_is_an_option_and_writes_every_shard(tmp_url, n):
+    url = tmp_url()
+    zarrflow.create(url, shape=(64, 8), dtype="int32", shards=(8, 8), chunks=(4, 4))
+    a = zarrflow.open(url, mode="r+", local_write_concurrency=n)
+    values = np.arange(64 * 8, dtype=np.int32).reshape(64, 8)
+    a[...] = values
+    assert np.array_equal(zarr.open_array(url, mode="r")[:], values)
+    assert np.array_equal(tensorstore_read(url), values)

@@ -657,9 +657,11 @@ def open(url: str, mode: str = "r", **store_options: Any) -> Array | Group:  # n
     ``"a"`` creates it when missing.
 
     Other keywords are store and execution options: ``request_concurrency``,
-    ``decode_threads``, ``index_cache_bytes``, ``verify_checksums``, ``store_empty_chunks``,
-    ``max_metadata_bytes``, ``concurrency``, ``suffix_requests``, ``fsync``,
-    ``max_retries``, ``retry_timeout`` (seconds), ``coalesce_max_gap``,
+    ``local_write_concurrency`` (shards a write stores at once into a local or memory
+    store without ``fsync``, default 2), ``decode_threads``, ``index_cache_bytes``,
+    ``verify_checksums``, ``store_empty_chunks``, ``max_metadata_bytes``, ``concurrency``,
+    ``suffix_requests``, ``fsync``, ``max_retries``, ``retry_timeout`` (seconds),
+    ``coalesce_max_gap``,
     ``coalesce_max_request_bytes``, ``conflict_attempts`` (attempts of a conditional write
     that keeps losing races with other writers before :class:`ConflictError`; default 32,
     1 for none again); any other is passed to the object store

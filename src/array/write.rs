@@ -149,13 +149,13 @@ impl Target {
 ///
 /// The writes are planned first (their shard-level partitions: planning errors of that
 /// level surface before any request); their touched shards (or chunks) are then produced
-/// one at a time in ascending key order by [`Targets`] and written `request_concurrency`
+/// one at a time in ascending key order by [`Targets`] and written [`write_concurrency`]
 /// at a time, so memory holds the targets in flight, never the plan of the whole request.
 pub(crate) async fn write(shared: &Arc<Shared>, writes: &[StagedWrite<'_>]) -> Result<()> {
     let span = tracing::debug_span!("write", writes = writes.len());
     async {
         let plans = plan_writes(shared, writes.iter().map(|w| &w.transform))?;
-        let concurrency = shared.options.request_concurrency.max(1);
+        let concurrency = write_concurrency(shared);
         let mut results = futures::stream::iter(Targets::new(shared, &plans)?)
             .map(|t| async { write_target(shared, writes, t?).await })
             .buffer_unordered(concurrency);
@@ -166,6 +166,23 @@ pub(crate) async fn write(shared: &Arc<Shared>, writes: &[StagedWrite<'_>]) -> R
     }
     .instrument(span)
     .await
+}
+
+/// Targets a write has in flight: `request_concurrency`, and at most
+/// `local_write_concurrency` into a store that reads in place (local files, memory) and does
+/// not fsync, whose PUTs are CPU work rather than waits (see
+/// [`DEFAULT_LOCAL_WRITE_CONCURRENCY`](super::DEFAULT_LOCAL_WRITE_CONCURRENCY)).
+fn write_concurrency(shared: &Shared) -> usize {
+    let options = &shared.options;
+    let store = shared.node.store();
+    let n = if store.reads_in_place() && !store.options().fsync {
+        options
+            .request_concurrency
+            .min(options.local_write_concurrency)
+    } else {
+        options.request_concurrency
+    };
+    n.max(1)
 }
 
 /// The plan of one staged write: over the shard grid (and then each shard's inner grid),

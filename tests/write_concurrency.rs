@@ -1,0 +1,145 @@
+//! How many shards a write stores at once: `request_concurrency` on a store that does not
+//! read in place (a remote one) or that fsyncs, at most `local_write_concurrency` (default
+//! 2) on one that reads in place (local files, memory), where a PUT is CPU work rather than
+//! a wait. Observed through a store whose PUTs wait 50 ms and count how many are in flight.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::time::Duration;
+
+use futures::stream::BoxStream;
+use ndarray::{ArrayD, IxDyn};
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use object_store::{
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions,
+};
+use zarrflow::array::{Array, ArrayOptions, DEFAULT_LOCAL_WRITE_CONCURRENCY};
+use zarrflow::metadata::ArraySpec;
+use zarrflow::store::{Store, StoreKey, StoreOptions};
+
+/// An in-memory store whose PUTs wait before they land, counting the PUTs in flight.
+#[derive(Debug, Default)]
+struct SlowPuts {
+    inner: InMemory,
+    in_flight: AtomicUsize,
+    most_in_flight: AtomicUsize,
+}
+
+impl std::fmt::Display for SlowPuts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SlowPuts")
+    }
+}
+
+#[async_trait::async_trait]
+impl ObjectStore for SlowPuts {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        let now = self.in_flight.fetch_add(1, SeqCst) + 1;
+        self.most_in_flight.fetch_max(now, SeqCst);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let result = self.inner.put_opts(location, payload, opts).await;
+        self.in_flight.fetch_sub(1, SeqCst);
+        result
+    }
+    async fn get_opts(&self, l: &Path, o: GetOptions) -> object_store::Result<GetResult> {
+        self.inner.get_opts(l, o).await
+    }
+    fn delete_stream(
+        &self,
+        l: BoxStream<'static, object_store::Result<Path>>,
+    ) -> BoxStream<'static, object_store::Result<Path>> {
+        self.inner.delete_stream(l)
+    }
+    fn list(&self, p: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.inner.list(p)
+    }
+    async fn list_with_delimiter(&self, p: Option<&Path>) -> object_store::Result<ListResult> {
+        self.inner.list_with_delimiter(p).await
+    }
+    async fn put_multipart_opts(
+        &self,
+        l: &Path,
+        o: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        self.inner.put_multipart_opts(l, o).await
+    }
+    async fn copy_opts(&self, f: &Path, t: &Path, o: CopyOptions) -> object_store::Result<()> {
+        self.inner.copy_opts(f, t, o).await
+    }
+    async fn rename_opts(&self, f: &Path, t: &Path, o: RenameOptions) -> object_store::Result<()> {
+        self.inner.rename_opts(f, t, o).await
+    }
+}
+
+/// Writes a 16×4 uint16 array of 8 shards (2×4, inner chunks 1×4) whole through a store
+/// that reads in place or not (and fsyncs or not), opened with `options`; returns the most
+/// PUTs in flight at once (the array's metadata PUT apart) after checking what was stored.
+async fn most_puts_in_flight(in_place: bool, fsync: bool, options: ArrayOptions) -> usize {
+    let backend = Arc::new(SlowPuts::default());
+    let store = Store::from_object_store(
+        backend.clone(),
+        "",
+        "memory://slow-puts",
+        StoreOptions::default().with_fsync(fsync),
+    )
+    .unwrap()
+    .with_in_place_reads(in_place);
+    let spec = ArraySpec::new(vec![16, 4], "uint16")
+        .shard_shape(vec![2, 4])
+        .inner_chunk_shape(vec![1, 4]);
+    let key = StoreKey::new("a").unwrap();
+    Array::create(&store, &key, &spec, ArrayOptions::default())
+        .await
+        .unwrap();
+    backend.most_in_flight.store(0, SeqCst);
+    let a = Array::open_in(&store, &key, options).await.unwrap();
+    let values: Vec<u16> = (1..=64).collect();
+    let values = ArrayD::from_shape_vec(IxDyn(&[16, 4]), values.clone()).unwrap();
+    a.view().write(&values.view()).await.unwrap();
+    let most = backend.most_in_flight.load(SeqCst);
+    assert_eq!(a.view().read::<u16>().await.unwrap(), values);
+    most
+}
+
+#[tokio::test]
+async fn a_write_stores_local_write_concurrency_shards_at_once_into_an_in_place_store() {
+    assert_eq!(DEFAULT_LOCAL_WRITE_CONCURRENCY, 2);
+    let default = ArrayOptions::default();
+    assert_eq!(default.local_write_concurrency(), 2);
+    // a remote store: up to request_concurrency at once (of the 8 shards, those whose keys
+    // share one of the array's in-process lock stripes wait for each other: 6 here)
+    let remote = most_puts_in_flight(false, false, default.clone()).await;
+    assert!(remote > DEFAULT_LOCAL_WRITE_CONCURRENCY, "{remote}");
+    // a store that reads in place: two at once, or as many as asked
+    assert_eq!(most_puts_in_flight(true, false, default.clone()).await, 2);
+    let four = default.clone().with_local_write_concurrency(4);
+    assert_eq!(four.local_write_concurrency(), 4);
+    assert_eq!(most_puts_in_flight(true, false, four).await, 4);
+    // one that fsyncs waits for its device: as a remote store
+    assert_eq!(
+        most_puts_in_flight(true, true, default.clone()).await,
+        remote
+    );
+    // never more than request_concurrency, never fewer than one
+    let one = default.clone().with_request_concurrency(1);
+    assert_eq!(most_puts_in_flight(true, false, one).await, 1);
+    let zero = default.with_local_write_concurrency(0);
+    assert_eq!(zero.local_write_concurrency(), 1);
+    assert_eq!(most_puts_in_flight(true, false, zero).await, 1);
+}
+
+#[test]
+fn stores_opened_on_local_paths_and_memory_read_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let local = Store::open(dir.path().to_str().unwrap(), StoreOptions::default()).unwrap();
+    assert!(local.reads_in_place());
+    let memory = Store::open("memory://in-place", StoreOptions::default()).unwrap();
+    assert!(memory.reads_in_place());
+}
