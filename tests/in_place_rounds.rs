@@ -219,3 +219,74 @@ async fn many_concurrent_rounds_on_one_thread_finish() {
         assert_eq!(got.unwrap(), model);
     }
 }
+
+/// A box over 5 z-rows of inner chunks of a 3-D array: each row is one stretch of the
+/// result (5 clusters of one copy round), which do not share out evenly over 2 threads, so
+/// (on 2 cores or more) the last is decoded ahead by every thread before the copies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_box_of_few_row_clusters_reads_its_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = Store::open(tmp.path().to_str().unwrap(), StoreOptions::default()).unwrap();
+    let memory = Store::memory();
+    let n = 96usize;
+    let model = ArrayD::from_shape_fn(IxDyn(&[n, n, n]), |ix| {
+        value(ix[0] * n + ix[1], ix[2] * 31 + ix[0])
+    });
+    let spec = ArraySpec::of::<u16>([n as u64; 3])
+        .shard_shape([32; 3])
+        .inner_chunk_shape([16; 3]);
+    for store in [&local, &memory] {
+        let a = Array::create(
+            store,
+            &StoreKey::new("cube").unwrap(),
+            &spec,
+            ArrayOptions::default(),
+        )
+        .await
+        .unwrap();
+        a.view().write(&model.view()).await.unwrap();
+    }
+    for (text, want) in [
+        ("8:72, :, :", model.slice(ndarray::s![8..72, .., ..])),
+        (
+            "8:72, 3:90, 1:95",
+            model.slice(ndarray::s![8..72, 3..90, 1..95]),
+        ),
+        (
+            "20:89:2, 5:, :77",
+            model.slice(ndarray::s![20..89;2, 5.., ..77]),
+        ),
+    ] {
+        let sel = Selection::parse(text).unwrap();
+        for (name, store) in [("local", &local), ("memory", &memory)] {
+            for threads in [1, 2, 3] {
+                let options = ArrayOptions::default().with_decode_threads(threads);
+                let a = Array::open_in(store, &StoreKey::new("cube").unwrap(), options)
+                    .await
+                    .unwrap();
+                let got = a.view().get(&sel).unwrap().read::<u16>().await.unwrap();
+                assert_eq!(got, want.to_owned().into_dyn(), "{name} {text} {threads}");
+            }
+        }
+    }
+    // garbage over the first inner chunk of shard (2, 0, 0), in the cluster decoded ahead:
+    // a typed error that names the shard, as on the copy path
+    let shard = tmp.path().join("cube/c/2/0/0");
+    let mut bytes = std::fs::read(&shard).unwrap();
+    bytes[..64].fill(0xA5);
+    std::fs::write(&shard, &bytes).unwrap();
+    let a = open(&local, "cube").await;
+    let sel = Selection::parse("8:72, :, :").unwrap();
+    let err = a.view().get(&sel).unwrap().read::<u16>().await.unwrap_err();
+    assert!(err.to_string().contains("c/2/0/0"), "{err}");
+    // the rows before it still read
+    let sel = Selection::parse("8:64, :, :").unwrap();
+    let got = a.view().get(&sel).unwrap().read::<u16>().await.unwrap();
+    assert_eq!(
+        got,
+        model
+            .slice(ndarray::s![8..64, .., ..])
+            .to_owned()
+            .into_dyn()
+    );
+}

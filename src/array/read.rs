@@ -461,6 +461,28 @@ const IN_PLACE_SHARDS: usize = 8;
 /// A piece of the result for one copy thread: start byte, the bytes, what lands there.
 type Piece<'a> = (usize, &'a mut [u8], Parts);
 
+/// Parts of a copy round whose result bytes overlap: first byte, end byte, work (bytes
+/// written, decodes weighted by [`DECODE_WEIGHT`]), the parts.
+type Cluster = (usize, usize, usize, Parts);
+
+/// A copy round with fewer clusters than this per thread pre-decodes the clusters left
+/// over when they do not share out evenly (see [`copy_batch`]); with more, the imbalance
+/// is a small part of each thread's share.
+const FEW_CLUSTERS_PER_THREAD: usize = 8;
+
+/// How many of a copy round's `clusters` (the last ones) have their chunks decoded ahead
+/// on `threads` threads: those left over when the clusters do not share out evenly, when
+/// there are few (fewer than [`FEW_CLUSTERS_PER_THREAD`] a thread).
+fn clusters_to_predecode(clusters: usize, threads: usize) -> usize {
+    if threads < 2 || clusters >= FEW_CLUSTERS_PER_THREAD.saturating_mul(threads) {
+        return 0;
+    }
+    clusters % threads
+}
+
+/// The most bytes of chunks a copy round decodes ahead of its copies (see [`predecode`]).
+const MAX_PREDECODED_BYTES: usize = 32 << 20;
+
 /// Most operations gathered into one copy round.
 const MAX_BATCH: usize = 1024;
 /// Copy rounds smaller than this (bytes, decodes weighted) run on the calling thread.
@@ -526,7 +548,7 @@ fn copy_batch(
     }
     items.sort_by_key(|i| i.0);
     // Clusters of overlapping byte ranges: (start, end, work, items).
-    let mut clusters: Vec<(usize, usize, usize, Parts)> = Vec::new();
+    let mut clusters: Vec<Cluster> = Vec::new();
     for (lo, hi, work, kernel, payload) in items {
         match clusters.last_mut() {
             Some(c) if lo < c.1 => {
@@ -555,6 +577,15 @@ fn copy_batch(
             }
             Ok(())
         });
+    }
+    // Clusters that do not share out evenly (7 z-slabs of a box over 2 threads: 4 against
+    // 3, a cluster being one piece of the result and so one thread's) and that each cost a
+    // good part of a thread's share: the ones left over have their chunks decoded first,
+    // by every thread, so each thread's share of what remains is even.
+    let left_over = clusters_to_predecode(clusters.len(), threads);
+    if left_over > 0 {
+        let from = clusters.len() - left_over;
+        predecode(shared, &mut clusters[from..])?;
     }
     // Disjoint pieces, handed to the least loaded group in order of position.
     let mut groups: Vec<(usize, Vec<Piece<'_>>)> = (0..threads).map(|_| (0, Vec::new())).collect();
@@ -595,6 +626,81 @@ fn copy_batch(
     results.into_iter().collect()
 }
 
+/// The codec pipeline that decodes `chunk`: the inner codecs for an inner chunk, the
+/// array's for a chunk.
+fn pipeline_of<'s>(shared: &'s Shared, chunk: &Encoded) -> Result<&'s CodecPipeline> {
+    match (&shared.shards, chunk.inner) {
+        (Some(layout), true) => Ok(layout.sharding.inner()),
+        (_, false) => Ok(shared.node.metadata().codecs()),
+        (None, true) => Err(ArrayError::Internal(format!(
+            "{} is an inner chunk of an unsharded array",
+            chunk.name
+        ))),
+    }
+}
+
+/// Decodes the encoded chunks of `clusters` into buffers of their own, spread over the CPU
+/// pool's threads, leaving each cluster's copy alone to be done (see [`copy_batch`]).
+/// Returns false, decoding nothing, when the decoded chunks would take more than
+/// [`MAX_PREDECODED_BYTES`].
+fn predecode(shared: &Shared, clusters: &mut [Cluster]) -> Result<bool> {
+    use rayon::prelude::*;
+    let elem = shared.elem;
+    let mut parts: Vec<&mut Payload> = clusters
+        .iter_mut()
+        .flat_map(|c| c.3.iter_mut().map(|(_, payload)| payload))
+        .filter(|payload| matches!(payload, Payload::Encoded(_)))
+        .collect();
+    let bytes = parts.iter().fold(0usize, |sum, payload| match payload {
+        Payload::Encoded(chunk) => {
+            sum.saturating_add(cell_count(&chunk.shape).saturating_mul(elem))
+        }
+        _ => sum,
+    });
+    if parts.is_empty() || bytes > MAX_PREDECODED_BYTES {
+        return Ok(false);
+    }
+    let meta = shared.node.metadata();
+    let (dt, fv) = (meta.exec_data_type(), meta.exec_fill_value());
+    let decoded: Vec<Result<()>> = run_parallel(|| {
+        parts
+            .par_iter_mut()
+            .map(|payload| {
+                guarded("a chunk's decode panicked", || {
+                    let Payload::Encoded(chunk) = &**payload else {
+                        return Ok(());
+                    };
+                    let pipeline = pipeline_of(shared, chunk)?;
+                    let mut buf = Vec::new();
+                    chunk.bytes.with(|bytes| {
+                        // the stored size is checked before the buffer grows to the chunk's
+                        pipeline.decode_to_buffer(
+                            bytes,
+                            &chunk.shape,
+                            dt,
+                            fv,
+                            &chunk.name,
+                            &mut buf,
+                        )?;
+                        Ok::<_, ArrayError>(())
+                    })?;
+                    **payload = Payload::Data(buf);
+                    Ok(())
+                })
+            })
+            .collect()
+    });
+    decoded.into_iter().collect::<Result<()>>()?;
+    // what is left of these clusters is copying
+    for c in clusters.iter_mut() {
+        c.2 =
+            c.3.iter()
+                .map(|(kernel, _)| kernel.cells().saturating_mul(elem))
+                .sum();
+    }
+    Ok(true)
+}
+
 /// Copies one part into `piece`, the result bytes starting at byte `start`.
 fn copy_one(
     shared: &Shared,
@@ -609,16 +715,7 @@ fn copy_one(
         Payload::Encoded(chunk) => {
             let cells = cell_count(&chunk.shape);
             let meta = shared.node.metadata();
-            let pipeline = match (&shared.shards, chunk.inner) {
-                (Some(layout), true) => layout.sharding.inner(),
-                (_, false) => meta.codecs(),
-                (None, true) => {
-                    return Err(ArrayError::Internal(format!(
-                        "{} is an inner chunk of an unsharded array",
-                        chunk.name
-                    )));
-                }
-            };
+            let pipeline = pipeline_of(shared, &chunk)?;
             let (dt, fv) = (meta.exec_data_type(), meta.exec_fill_value());
             let Some(first) = kernel.contiguous_whole_chunk(cells) else {
                 // decoded into this thread's buffer, its cells copied while still in cache
@@ -1269,6 +1366,29 @@ mod tests {
     use crate::array::{Array, ArrayOptions};
     use crate::metadata::ArraySpec;
     use crate::store::{Store, StoreOptions};
+
+    #[test]
+    fn only_the_clusters_left_over_of_a_few_are_decoded_ahead() {
+        // (clusters, threads) -> clusters decoded ahead
+        for (clusters, threads, ahead) in [
+            (7, 2, 1),
+            (5, 2, 1),
+            (8, 2, 0),
+            (7, 3, 1),
+            (11, 3, 2),
+            (1, 2, 1),
+            (15, 2, 1),
+            (17, 2, 0),
+            (7, 1, 0),
+            (0, 2, 0),
+        ] {
+            assert_eq!(
+                clusters_to_predecode(clusters, threads),
+                ahead,
+                "{clusters} clusters on {threads} threads"
+            );
+        }
+    }
 
     async fn array(store: &Store, key: &str, shards: u64, inner: u64) -> Array {
         let spec = ArraySpec::of::<u16>([64, 64])
