@@ -222,7 +222,8 @@ async fn many_concurrent_rounds_on_one_thread_finish() {
 
 /// A box over 5 z-rows of inner chunks of a 3-D array: each row is one stretch of the
 /// result (5 clusters of one copy round), which do not share out evenly over 2 threads, so
-/// (on 2 cores or more) the last is decoded ahead by every thread before the copies.
+/// (on 2 cores or more) the last is decoded ahead by every copy thread before the copies
+/// (that it is, is counted by `read::tests::a_round_of_few_pieces_decodes_the_left_over_ones_ahead`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_box_of_few_row_clusters_reads_its_values() {
     let tmp = tempfile::tempdir().unwrap();
@@ -275,7 +276,10 @@ async fn a_box_of_few_row_clusters_reads_its_values() {
     let mut bytes = std::fs::read(&shard).unwrap();
     bytes[..64].fill(0xA5);
     std::fs::write(&shard, &bytes).unwrap();
-    let a = open(&local, "cube").await;
+    let two = ArrayOptions::default().with_decode_threads(2);
+    let a = Array::open_in(&local, &StoreKey::new("cube").unwrap(), two)
+        .await
+        .unwrap();
     let sel = Selection::parse("8:72, :, :").unwrap();
     let err = a.view().get(&sel).unwrap().read::<u16>().await.unwrap_err();
     assert!(err.to_string().contains("c/2/0/0"), "{err}");

@@ -82,13 +82,13 @@ pub const DEFAULT_REQUEST_CONCURRENCY: usize = 32;
 ///
 /// A PUT to a local file (or to memory) is CPU work, the copy into the page cache, not a
 /// wait: more writes in flight add nothing to overlap and only compete with the encoders for
-/// the cores. Measured (`cargo bench --bench write -- --profile`, the 256 MiB whole-array
-/// write on 2 cores, 3 alternations of 8 runs): 2 in flight took 160.8–162.2 ms at best,
-/// 166–174 ms for the mean of the best five; 32 (the request concurrency) 168.3–176.4 and
-/// 179–183 ms, with up to 25 PUTs waiting at once (~20 ms each, against ~2.3 ms with 2).
-/// A store that fsyncs ([`StoreOptions::fsync`](crate::store::StoreOptions::fsync)) does
-/// wait for its device, and keeps `request_concurrency` (measured: 181–207 ms with 32 in
-/// flight against 197–237 ms with 2).
+/// the cores. Measured (`cargo bench --bench write -- --profile 8`, the 256 MiB
+/// whole-array write on 2 cores, 4 alternations of the builds before and after): best
+/// 159–178 ms with 32 in flight (the request concurrency), 138–153 ms with 2; with 32, up
+/// to 25 PUTs waited at once (~20 ms each, against ~2.3 ms with 2). A store that fsyncs
+/// ([`Store::fsyncs`](crate::store::Store::fsyncs)) does wait for its device, and keeps
+/// `request_concurrency` (measured: 181–207 ms with 32 in flight against 197–237 ms with
+/// 2).
 pub const DEFAULT_LOCAL_WRITE_CONCURRENCY: usize = 2;
 
 /// Default [`ArrayOptions::index_cache_bytes`]: 64 MiB of shard indexes (16 bytes an inner
@@ -188,8 +188,9 @@ impl ArrayOptions {
     }
 
     /// Sets the number of shards (or chunks) a write stores at once into a local or memory
-    /// store (at least 1): raise it for a network filesystem mounted as a local path, where
-    /// a write waits on the network.
+    /// store that does not fsync (at least 1; 0 is taken as 1; never more than
+    /// `request_concurrency`): raise it for a network filesystem mounted as a local path,
+    /// where a write waits on the network.
     pub fn with_local_write_concurrency(mut self, n: usize) -> Self {
         self.local_write_concurrency = n.max(1);
         self

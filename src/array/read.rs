@@ -17,9 +17,11 @@
 //! a [`DecodeGate`] (at most `decode_threads` at a time) and hand their parts over a bounded
 //! channel. A part is the fill value, a still-encoded chunk that most of the operation reads
 //! (the copy stage decodes it: straight into the result when its cells are one contiguous
-//! run, else into its thread's reused buffer and copied from there while it is in cache),
-//! the few cells a sparse operation reads (packed), or a chunk decoded whole by a codec
-//! chain that cannot address inner chunks. Copies (and their decodes) run on the calling
+//! run, else into its thread's reused buffer and copied from there while it is in cache;
+//! a round of few pieces of the result that do not share out evenly over the threads
+//! decodes those left over ahead, on every copy thread), the few cells a sparse operation
+//! reads (packed), or a chunk decoded whole by a codec chain that cannot address inner
+//! chunks. Copies (and their decodes) run on the calling
 //! task, in parallel over disjoint pieces of the result inside a scope, so the result
 //! buffer (possibly borrowed from the caller) never outlives the call.
 
@@ -54,7 +56,8 @@ enum Payload {
     /// The fill value (missing chunk, inner chunk or shard).
     Fill,
     /// A decoded chunk buffer of the operation's declared chunk shape (a shard decoded
-    /// whole through its codec pipeline).
+    /// whole through its codec pipeline, or a chunk a copy round decoded ahead: see
+    /// [`predecode`]).
     Data(Vec<u8>),
     /// Only the cells the operation reads, in its visiting order (see [`Kernel::pack`]).
     Packed(Vec<u8>),
@@ -578,14 +581,14 @@ fn copy_batch(
             Ok(())
         });
     }
-    // Clusters that do not share out evenly (7 z-slabs of a box over 2 threads: 4 against
-    // 3, a cluster being one piece of the result and so one thread's) and that each cost a
-    // good part of a thread's share: the ones left over have their chunks decoded first,
-    // by every thread, so each thread's share of what remains is even.
+    // Few clusters that do not share out evenly (7 z-slabs of a box over 2 threads: 4
+    // against 3, a cluster being one piece of the result and so one thread's): the ones
+    // left over have their chunks decoded first, by every copy thread, so each thread's
+    // share of what remains is even.
     let left_over = clusters_to_predecode(clusters.len(), threads);
     if left_over > 0 {
         let from = clusters.len() - left_over;
-        predecode(shared, &mut clusters[from..])?;
+        predecode(shared, &mut clusters[from..], threads)?;
     }
     // Disjoint pieces, handed to the least loaded group in order of position.
     let mut groups: Vec<(usize, Vec<Piece<'_>>)> = (0..threads).map(|_| (0, Vec::new())).collect();
@@ -639,11 +642,12 @@ fn pipeline_of<'s>(shared: &'s Shared, chunk: &Encoded) -> Result<&'s CodecPipel
     }
 }
 
-/// Decodes the encoded chunks of `clusters` into buffers of their own, spread over the CPU
-/// pool's threads, leaving each cluster's copy alone to be done (see [`copy_batch`]).
-/// Returns false, decoding nothing, when the decoded chunks would take more than
-/// [`MAX_PREDECODED_BYTES`].
-fn predecode(shared: &Shared, clusters: &mut [Cluster]) -> Result<bool> {
+/// Decodes the encoded chunks of `clusters` into buffers of their own on `threads` of the
+/// CPU pool's threads (the read's copy threads), leaving each cluster's copy alone to be
+/// done (see [`copy_batch`]). Returns false, decoding nothing, when the decoded chunks would
+/// take more than [`MAX_PREDECODED_BYTES`], or when they are fewer than the threads (some
+/// would wait for the others, which the copies after them would not).
+fn predecode(shared: &Shared, clusters: &mut [Cluster], threads: usize) -> Result<bool> {
     use rayon::prelude::*;
     let elem = shared.elem;
     let mut parts: Vec<&mut Payload> = clusters
@@ -657,14 +661,23 @@ fn predecode(shared: &Shared, clusters: &mut [Cluster]) -> Result<bool> {
         }
         _ => sum,
     });
-    if parts.is_empty() || bytes > MAX_PREDECODED_BYTES {
+    if parts.len() < threads.max(1) || bytes > MAX_PREDECODED_BYTES {
         return Ok(false);
     }
+    #[cfg(test)]
+    tests::PREDECODED.fetch_add(parts.len(), std::sync::atomic::Ordering::Relaxed);
+    // fewer threads than the pool has (the read's `decode_threads`): at most that many jobs
+    let per_job = if threads >= cpu_pool_threads() {
+        1
+    } else {
+        parts.len().div_ceil(threads.max(1))
+    };
     let meta = shared.node.metadata();
     let (dt, fv) = (meta.exec_data_type(), meta.exec_fill_value());
     let decoded: Vec<Result<()>> = run_parallel(|| {
         parts
             .par_iter_mut()
+            .with_min_len(per_job)
             .map(|payload| {
                 guarded("a chunk's decode panicked", || {
                     let Payload::Encoded(chunk) = &**payload else {
@@ -1366,6 +1379,52 @@ mod tests {
     use crate::array::{Array, ArrayOptions};
     use crate::metadata::ArraySpec;
     use crate::store::{Store, StoreOptions};
+
+    /// Chunks [`predecode`] has decoded ahead in this test binary.
+    pub(super) static PREDECODED: std::sync::atomic::AtomicUsize =
+        std::sync::atomic::AtomicUsize::new(0);
+
+    /// A 96³ box over 5 z-rows of inner chunks (16³, shards 32³): 5 pieces of one copy
+    /// round, which do not share out over 2 copy threads, so the last row's 36 chunks are
+    /// decoded ahead; the values are the model's, on 2 threads and on 1 (no decoding ahead).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_round_of_few_pieces_decodes_the_left_over_ones_ahead() {
+        if cpu_pool_threads() < 2 {
+            // one core: a single copy thread, nothing to share out
+            return;
+        }
+        let store = Store::memory();
+        let n = 96usize;
+        let model: Vec<u16> = (0..n * n * n).map(|i| (i * 7 % 65_521) as u16).collect();
+        let spec = ArraySpec::of::<u16>([n as u64; 3])
+            .shard_shape([32; 3])
+            .inner_chunk_shape([16; 3]);
+        let key = crate::store::StoreKey::new("cube").unwrap();
+        let a = Array::create(&store, &key, &spec, ArrayOptions::default())
+            .await
+            .unwrap();
+        let values = ndarray::ArrayD::from_shape_vec(vec![n; 3], model.clone()).unwrap();
+        a.view().write(&values.view()).await.unwrap();
+        let want = values
+            .slice(ndarray::s![8..72, .., ..])
+            .to_owned()
+            .into_dyn();
+        let sel = crate::index::Selection::parse("8:72, :, :").unwrap();
+        for (threads, ahead) in [(2, true), (1, false)] {
+            let options = ArrayOptions::default().with_decode_threads(threads);
+            let a = Array::open_in(&store, &key, options).await.unwrap();
+            let before = PREDECODED.load(std::sync::atomic::Ordering::Relaxed);
+            let got = a.view().get(&sel).unwrap().read::<u16>().await.unwrap();
+            let decoded = PREDECODED.load(std::sync::atomic::Ordering::Relaxed) - before;
+            assert_eq!(got, want, "{threads} threads");
+            // (no other test of this binary decodes ahead: the count is this read's)
+            assert_eq!(
+                decoded >= 36,
+                ahead,
+                "{decoded} chunks decoded ahead, {threads} threads"
+            );
+        }
+    }
 
     #[test]
     fn only_the_clusters_left_over_of_a_few_are_decoded_ahead() {

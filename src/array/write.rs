@@ -168,14 +168,15 @@ pub(crate) async fn write(shared: &Arc<Shared>, writes: &[StagedWrite<'_>]) -> R
     .await
 }
 
-/// Targets a write has in flight: `request_concurrency`, and at most
+/// Targets one write call has in flight: `request_concurrency`, and at most
 /// `local_write_concurrency` into a store that reads in place (local files, memory) and does
 /// not fsync, whose PUTs are CPU work rather than waits (see
-/// [`DEFAULT_LOCAL_WRITE_CONCURRENCY`](super::DEFAULT_LOCAL_WRITE_CONCURRENCY)).
+/// [`DEFAULT_LOCAL_WRITE_CONCURRENCY`](super::DEFAULT_LOCAL_WRITE_CONCURRENCY)). Calls made
+/// at once (a `copy`'s jobs, Dask's tasks) each have their own.
 fn write_concurrency(shared: &Shared) -> usize {
     let options = &shared.options;
     let store = shared.node.store();
-    let n = if store.reads_in_place() && !store.options().fsync {
+    let n = if store.reads_in_place() && !store.fsyncs() {
         options
             .request_concurrency
             .min(options.local_write_concurrency)

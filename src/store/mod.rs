@@ -311,9 +311,23 @@ impl Store {
     /// exactly its index and the needed inner chunks are read from it (positioned reads,
     /// no coalescing, no gap bytes); otherwise the index and the needed ranges are requested
     /// separately, coalesced by [`StoreOptions::coalesce`] (which suits remote stores,
-    /// where a request costs a round trip).
+    /// where a request costs a round trip). The write path uses it too: into such a store
+    /// that does not [`fsync`](Store::fsyncs), a write stores at most
+    /// [`ArrayOptions::local_write_concurrency`](crate::array::ArrayOptions::local_write_concurrency)
+    /// shards at once, its PUTs being CPU work rather than waits.
     pub fn reads_in_place(&self) -> bool {
         self.in_place
+    }
+
+    /// Whether this store's writes wait for its device: a local store opened with
+    /// [`StoreOptions::fsync`] (fixed when it was opened), never a `memory://` one; for a
+    /// backend given to [`Store::from_object_store`], what its options say.
+    pub fn fsyncs(&self) -> bool {
+        match &self.now {
+            OpenNow::Local(local) => local.fsyncs(),
+            OpenNow::Memory => false,
+            OpenNow::No => self.options.fsync,
+        }
     }
 
     /// Whether [`Store::get_object_now`] opens objects: the store was made by
@@ -359,7 +373,7 @@ impl Store {
     /// [`Store::reads_in_place`]). Turn it on only for a backend that delivers objects as
     /// open files or shared memory (a decorated local or in-memory backend given to
     /// [`Store::from_object_store`]): on a remote backend it would download whole shards
-    /// to read a few inner chunks.
+    /// to read a few inner chunks, and its writes would store fewer shards at once.
     pub fn with_in_place_reads(mut self, on: bool) -> Self {
         self.in_place = on;
         self
