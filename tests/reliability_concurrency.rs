@@ -158,13 +158,8 @@ async fn s3_conditional_writes_are_used() {
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
-use futures::stream::BoxStream;
+use object_store::ObjectStore;
 use object_store::memory::InMemory;
-use object_store::path::Path;
-use object_store::{
-    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
-    PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions,
-};
 use zarrflow::sel;
 use zarrflow::store::StoreOptions;
 use zarrflow::store::wrappers::{CountingStore, FaultConfig, FaultStore};
@@ -302,64 +297,16 @@ struct LostResponseThen {
     hook: Mutex<Option<Hook>>,
 }
 
-impl std::fmt::Debug for LostResponseThen {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("LostResponseThen")
-    }
-}
-
-impl std::fmt::Display for LostResponseThen {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("LostResponseThen")
-    }
-}
-
-#[async_trait::async_trait]
-impl ObjectStore for LostResponseThen {
-    async fn put_opts(
-        &self,
-        location: &Path,
-        payload: PutPayload,
-        opts: PutOptions,
-    ) -> object_store::Result<PutResult> {
-        let done = self.inner.put_opts(location, payload, opts).await?;
-        let hook = self.hook.lock().unwrap().take();
-        let Some(hook) = hook else { return Ok(done) };
-        hook().await;
-        Err(object_store::Error::Generic {
-            store: "LostResponseThen",
-            source: "the response was lost".into(),
-        })
-    }
-    async fn get_opts(&self, l: &Path, o: GetOptions) -> object_store::Result<GetResult> {
-        self.inner.get_opts(l, o).await
-    }
-    fn delete_stream(
-        &self,
-        l: BoxStream<'static, object_store::Result<Path>>,
-    ) -> BoxStream<'static, object_store::Result<Path>> {
-        self.inner.delete_stream(l)
-    }
-    fn list(&self, p: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.inner.list(p)
-    }
-    async fn list_with_delimiter(&self, p: Option<&Path>) -> object_store::Result<ListResult> {
-        self.inner.list_with_delimiter(p).await
-    }
-    async fn put_multipart_opts(
-        &self,
-        l: &Path,
-        o: PutMultipartOptions,
-    ) -> object_store::Result<Box<dyn MultipartUpload>> {
-        self.inner.put_multipart_opts(l, o).await
-    }
-    async fn copy_opts(&self, f: &Path, t: &Path, o: CopyOptions) -> object_store::Result<()> {
-        self.inner.copy_opts(f, t, o).await
-    }
-    async fn rename_opts(&self, f: &Path, t: &Path, o: RenameOptions) -> object_store::Result<()> {
-        self.inner.rename_opts(f, t, o).await
-    }
-}
+put_wrapper!(LostResponseThen, |this, location, payload, opts| {
+    let done = this.inner.put_opts(location, payload, opts).await?;
+    let hook = this.hook.lock().unwrap().take();
+    let Some(hook) = hook else { return Ok(done) };
+    hook().await;
+    Err(object_store::Error::Generic {
+        store: "LostResponseThen",
+        source: "the response was lost".into(),
+    })
+});
 
 #[tokio::test]
 async fn a_retry_after_a_lost_response_keeps_another_writers_newer_write() {
@@ -426,66 +373,18 @@ struct RewrittenBeforeEachPut {
     puts: std::sync::atomic::AtomicUsize,
 }
 
-impl std::fmt::Debug for RewrittenBeforeEachPut {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("RewrittenBeforeEachPut")
+put_wrapper!(RewrittenBeforeEachPut, |this, location, payload, opts| {
+    use object_store::ObjectStoreExt;
+    use std::sync::atomic::Ordering::SeqCst;
+    this.puts.fetch_add(1, SeqCst);
+    let left = this.interfere.load(SeqCst);
+    if left > 0 {
+        this.interfere.store(left - 1, SeqCst);
+        let current = this.inner.get(location).await?.bytes().await?;
+        this.inner.put(location, current.into()).await?;
     }
-}
-
-impl std::fmt::Display for RewrittenBeforeEachPut {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("RewrittenBeforeEachPut")
-    }
-}
-
-#[async_trait::async_trait]
-impl ObjectStore for RewrittenBeforeEachPut {
-    async fn put_opts(
-        &self,
-        location: &Path,
-        payload: PutPayload,
-        opts: PutOptions,
-    ) -> object_store::Result<PutResult> {
-        use object_store::ObjectStoreExt;
-        use std::sync::atomic::Ordering::SeqCst;
-        self.puts.fetch_add(1, SeqCst);
-        let left = self.interfere.load(SeqCst);
-        if left > 0 {
-            self.interfere.store(left - 1, SeqCst);
-            let current = self.inner.get(location).await?.bytes().await?;
-            self.inner.put(location, current.into()).await?;
-        }
-        self.inner.put_opts(location, payload, opts).await
-    }
-    async fn get_opts(&self, l: &Path, o: GetOptions) -> object_store::Result<GetResult> {
-        self.inner.get_opts(l, o).await
-    }
-    fn delete_stream(
-        &self,
-        l: BoxStream<'static, object_store::Result<Path>>,
-    ) -> BoxStream<'static, object_store::Result<Path>> {
-        self.inner.delete_stream(l)
-    }
-    fn list(&self, p: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.inner.list(p)
-    }
-    async fn list_with_delimiter(&self, p: Option<&Path>) -> object_store::Result<ListResult> {
-        self.inner.list_with_delimiter(p).await
-    }
-    async fn put_multipart_opts(
-        &self,
-        l: &Path,
-        o: PutMultipartOptions,
-    ) -> object_store::Result<Box<dyn MultipartUpload>> {
-        self.inner.put_multipart_opts(l, o).await
-    }
-    async fn copy_opts(&self, f: &Path, t: &Path, o: CopyOptions) -> object_store::Result<()> {
-        self.inner.copy_opts(f, t, o).await
-    }
-    async fn rename_opts(&self, f: &Path, t: &Path, o: RenameOptions) -> object_store::Result<()> {
-        self.inner.rename_opts(f, t, o).await
-    }
-}
+    this.inner.put_opts(location, payload, opts).await
+});
 
 #[tokio::test]
 async fn conflict_attempts_bound_the_attempts_of_a_write_that_keeps_losing() {

@@ -3,80 +3,34 @@
 //! 2) on one that reads in place (local files, memory), where a PUT is CPU work rather than
 //! a wait. Observed through a store whose PUTs wait 50 ms and count how many are in flight.
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::time::Duration;
 
-use futures::stream::BoxStream;
 use ndarray::{ArrayD, IxDyn};
 use object_store::memory::InMemory;
-use object_store::path::Path;
-use object_store::{
-    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
-    PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions,
-};
 use zarrflow::array::{Array, ArrayOptions, DEFAULT_LOCAL_WRITE_CONCURRENCY};
 use zarrflow::metadata::ArraySpec;
 use zarrflow::store::{Store, StoreKey, StoreOptions};
 
 /// An in-memory store whose PUTs wait before they land, counting the PUTs in flight.
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct SlowPuts {
     inner: InMemory,
     in_flight: AtomicUsize,
     most_in_flight: AtomicUsize,
 }
 
-impl std::fmt::Display for SlowPuts {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SlowPuts")
-    }
-}
-
-#[async_trait::async_trait]
-impl ObjectStore for SlowPuts {
-    async fn put_opts(
-        &self,
-        location: &Path,
-        payload: PutPayload,
-        opts: PutOptions,
-    ) -> object_store::Result<PutResult> {
-        let now = self.in_flight.fetch_add(1, SeqCst) + 1;
-        self.most_in_flight.fetch_max(now, SeqCst);
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let result = self.inner.put_opts(location, payload, opts).await;
-        self.in_flight.fetch_sub(1, SeqCst);
-        result
-    }
-    async fn get_opts(&self, l: &Path, o: GetOptions) -> object_store::Result<GetResult> {
-        self.inner.get_opts(l, o).await
-    }
-    fn delete_stream(
-        &self,
-        l: BoxStream<'static, object_store::Result<Path>>,
-    ) -> BoxStream<'static, object_store::Result<Path>> {
-        self.inner.delete_stream(l)
-    }
-    fn list(&self, p: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.inner.list(p)
-    }
-    async fn list_with_delimiter(&self, p: Option<&Path>) -> object_store::Result<ListResult> {
-        self.inner.list_with_delimiter(p).await
-    }
-    async fn put_multipart_opts(
-        &self,
-        l: &Path,
-        o: PutMultipartOptions,
-    ) -> object_store::Result<Box<dyn MultipartUpload>> {
-        self.inner.put_multipart_opts(l, o).await
-    }
-    async fn copy_opts(&self, f: &Path, t: &Path, o: CopyOptions) -> object_store::Result<()> {
-        self.inner.copy_opts(f, t, o).await
-    }
-    async fn rename_opts(&self, f: &Path, t: &Path, o: RenameOptions) -> object_store::Result<()> {
-        self.inner.rename_opts(f, t, o).await
-    }
-}
+put_wrapper!(SlowPuts, |this, location, payload, opts| {
+    let now = this.in_flight.fetch_add(1, SeqCst) + 1;
+    this.most_in_flight.fetch_max(now, SeqCst);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let result = this.inner.put_opts(location, payload, opts).await;
+    this.in_flight.fetch_sub(1, SeqCst);
+    result
+});
 
 /// Writes a 16×4 uint16 array of 8 shards (2×4, inner chunks 1×4) whole through a store
 /// that reads in place or not (and fsyncs or not), opened with `options`; returns the most

@@ -2,7 +2,8 @@
 //! (s3s-fs on 127.0.0.1), the store conformance functions every backend runs (object_store
 //! `integration.rs` style), the fixture manifest ([`fixtures`]), the CLI runner ([`cli`]) and
 //! moto's S3 server, which honours conditional PUT ([`moto`]), Azurite's Azure blob service
-//! ([`azurite`]) and the pinned Python environments' interpreters and checkers ([`venv`]).
+//! ([`azurite`]), the pinned Python environments' interpreters and checkers ([`venv`]) and
+//! a macro for store wrappers that act on PUTs ([`put_wrapper`]).
 #![allow(dead_code)]
 
 pub mod azurite;
@@ -10,6 +11,7 @@ pub mod cli;
 pub mod conformance;
 pub mod fixtures;
 pub mod moto;
+pub mod put_wrapper;
 pub mod venv;
 
 use hyper_util::rt::{TokioExecutor, TokioIo};
