@@ -46,9 +46,9 @@
 //! in-process latency wrapper; instead a local HTTP server (`benches/peers/http_latency.rs`,
 //! tower-http's `ServeDir` on its own runtime, reading files in 1 MiB pieces) serves the
 //! data directory and sleeps 10 ms before every answer, and zarrflow
-//! (`Store::open("http://…")`, its remote policy), zarrs
-//! (async, one spawned task per chunk, over object_store's `HttpStore`) and TensorStore (its
-//! `http` kvstore) each read through it in the same run. The server counts the requests for
+//! (`Store::open("http://…")`, its remote policy), zarrs (async, one spawned task per chunk,
+//! over object_store's `HttpStore`) and TensorStore (its `http` kvstore) each read through
+//! it in the same run. The server counts the requests for
 //! chunk data each read makes (TensorStore: the mean over its repetitions).
 //! `cargo bench --bench read -- --http-only` runs these cases alone.
 //!
@@ -574,12 +574,9 @@ fn best_with_cpu<T>(
 ) -> (Duration, Duration) {
     let (mut t_best, mut cpu) = (Duration::MAX, Duration::ZERO);
     for _ in 0..reps {
-        let c = cpu_time::total();
-        let t = Instant::now();
-        let v = f();
-        let e = t.elapsed();
-        if e < t_best {
-            (t_best, cpu) = (e, cpu_time::total().saturating_sub(c));
+        let (v, wall, used) = cpu_time::timed(&mut f);
+        if wall < t_best {
+            (t_best, cpu) = (wall, used);
         }
         check(v);
     }
@@ -590,17 +587,8 @@ fn best_with_cpu<T>(
 /// after its timing, so the times are of the reads alone, as TensorStore's script takes
 /// them (before, the closures summed the result inside the timing: ~15 ms of read all's
 /// time and ~1.5 ms of the sub-box's were the checksum, for zarrflow and zarrs only).
-fn best<T>(reps: usize, mut f: impl FnMut() -> T, mut check: impl FnMut(T)) -> Duration {
-    (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            let v = f();
-            let elapsed = t.elapsed();
-            check(v);
-            elapsed
-        })
-        .min()
-        .unwrap()
+fn best<T>(reps: usize, f: impl FnMut() -> T, check: impl FnMut(T)) -> Duration {
+    best_with_cpu(reps, f, check).0
 }
 
 // -------------------------------------------------------------------------- zarrflow

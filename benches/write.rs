@@ -53,12 +53,9 @@ fn best<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T, Duration) {
     let mut last = None;
     let mut cpu = Duration::ZERO;
     for _ in 0..runs {
-        let c = cpu_time::total();
-        let t = Instant::now();
-        let v = f();
-        let e = t.elapsed();
-        if e < best {
-            (best, cpu) = (e, cpu_time::total().saturating_sub(c));
+        let (v, wall, used) = cpu_time::timed(&mut f);
+        if wall < best {
+            (best, cpu) = (wall, used);
         }
         last = Some(v);
     }

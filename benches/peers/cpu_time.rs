@@ -1,7 +1,7 @@
 //! The CPU time this process has used (user and system, every thread, `getrusage`), for the
 //! benchmarks' CPU columns. Included by the read and write benchmarks with `#[path]`.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// User and system CPU time used so far by this process, every thread.
 pub fn user_and_system() -> (Duration, Duration) {
@@ -16,4 +16,13 @@ pub fn user_and_system() -> (Duration, Duration) {
 pub fn total() -> Duration {
     let (user, system) = user_and_system();
     user + system
+}
+
+/// Calls `f`: its result, its wall time and the process's CPU time during it.
+pub fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration, Duration) {
+    let c = total();
+    let t = Instant::now();
+    let v = f();
+    let wall = t.elapsed();
+    (v, wall, total().saturating_sub(c))
 }

@@ -21,9 +21,9 @@
 //! a round of few pieces of the result that do not share out evenly over the threads
 //! decodes those left over ahead, on every copy thread), the few cells a sparse operation
 //! reads (packed), or a chunk decoded whole by a codec chain that cannot address inner
-//! chunks. Copies (and their decodes) run on the calling
-//! task, in parallel over disjoint pieces of the result inside a scope, so the result
-//! buffer (possibly borrowed from the caller) never outlives the call.
+//! chunks. Copies (and their decodes) run on the calling task, in parallel over disjoint
+//! pieces of the result inside a scope, so the result buffer (possibly borrowed from the
+//! caller) never outlives the call.
 
 use std::sync::Arc;
 
@@ -376,11 +376,7 @@ async fn read_in_place(
         // the opens there never go through it). Fewer `threads` (the read's
         // `decode_threads`) than the pool has make at most that many jobs; otherwise the
         // shards are shared out as the pool's threads free up.
-        let per_job = if threads >= cpu_pool_threads() {
-            1
-        } else {
-            round.len().div_ceil(threads.max(1))
-        };
+        let per_job = items_per_job(round.len(), threads);
         let made: Vec<Result<Parts>> = run_parallel(|| {
             round
                 .into_par_iter()
@@ -642,12 +638,23 @@ fn pipeline_of<'s>(shared: &'s Shared, chunk: &Encoded) -> Result<&'s CodecPipel
     }
 }
 
+/// The least number of items a parallel job of the CPU pool takes so that `items` make at
+/// most `threads` jobs: 1 when `threads` (the read's `decode_threads`) covers the pool,
+/// else the items shared out over `threads`.
+fn items_per_job(items: usize, threads: usize) -> usize {
+    if threads >= cpu_pool_threads() {
+        1
+    } else {
+        items.div_ceil(threads.max(1))
+    }
+}
+
 /// Decodes the encoded chunks of `clusters` into buffers of their own on `threads` of the
 /// CPU pool's threads (the read's copy threads), leaving each cluster's copy alone to be
-/// done (see [`copy_batch`]). Returns false, decoding nothing, when the decoded chunks would
-/// take more than [`MAX_PREDECODED_BYTES`], or when they are fewer than the threads (some
-/// would wait for the others, which the copies after them would not).
-fn predecode(shared: &Shared, clusters: &mut [Cluster], threads: usize) -> Result<bool> {
+/// done (see [`copy_batch`]). Decodes nothing when the decoded chunks would take more than
+/// [`MAX_PREDECODED_BYTES`], or when they are fewer than the threads (some would wait for
+/// the others, which the copies after them would not).
+fn predecode(shared: &Shared, clusters: &mut [Cluster], threads: usize) -> Result<()> {
     use rayon::prelude::*;
     let elem = shared.elem;
     let mut parts: Vec<&mut Payload> = clusters
@@ -662,16 +669,11 @@ fn predecode(shared: &Shared, clusters: &mut [Cluster], threads: usize) -> Resul
         _ => sum,
     });
     if parts.len() < threads.max(1) || bytes > MAX_PREDECODED_BYTES {
-        return Ok(false);
+        return Ok(());
     }
     #[cfg(test)]
     tests::PREDECODED.fetch_add(parts.len(), std::sync::atomic::Ordering::Relaxed);
-    // fewer threads than the pool has (the read's `decode_threads`): at most that many jobs
-    let per_job = if threads >= cpu_pool_threads() {
-        1
-    } else {
-        parts.len().div_ceil(threads.max(1))
-    };
+    let per_job = items_per_job(parts.len(), threads);
     let meta = shared.node.metadata();
     let (dt, fv) = (meta.exec_data_type(), meta.exec_fill_value());
     let decoded: Vec<Result<()>> = run_parallel(|| {
@@ -711,7 +713,7 @@ fn predecode(shared: &Shared, clusters: &mut [Cluster], threads: usize) -> Resul
                 .map(|(kernel, _)| kernel.cells().saturating_mul(elem))
                 .sum();
     }
-    Ok(true)
+    Ok(())
 }
 
 /// Copies one part into `piece`, the result bytes starting at byte `start`.
