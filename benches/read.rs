@@ -48,7 +48,9 @@
 //! data directory and sleeps 10 ms before every answer, and zarrflow
 //! (`Store::open("http://…")`, its remote policy), zarrs (async, one spawned task per chunk,
 //! over object_store's `HttpStore`) and TensorStore (its `http` kvstore) each read through
-//! it in the same run. The server counts the requests for
+//! it in the same run; each library keeps one client (its connections) for all its calls of
+//! a case, zarrflow one `Store` with the array reopened before each call (a cold shard-index
+//! cache, as TensorStore without a cache pool). The server counts the requests for
 //! chunk data each read makes (TensorStore: the mean over its repetitions).
 //! `cargo bench --bench read -- --http-only` runs these cases alone.
 //!
@@ -868,8 +870,8 @@ async fn zs_async_gather(a: &AsyncArr, points: &[Point], spawn: bool) -> Vec<u16
 // -------------------------------------------------------------------------- profiling
 
 /// `--profile CASE LIB [REPS]`: runs one case of one library `REPS` times (default 20) on the
-/// full-size data in `ZARRFLOW_BENCH_DATA` (generated if missing) and prints each time, for
-/// `perf record`. CASE: `all`, `sub`, `gather`; LIB: `zarrflow`, `zarrs-sync`.
+/// full-size data in `ZARRFLOW_BENCH_DATA` (generated if missing) and prints each time with
+/// the process's CPU time during it, for `perf record`. CASE: `all`, `sub`, `gather`; LIB: `zarrflow`, `zarrs-sync`.
 /// `ZARRFLOW_BENCH_CONCURRENCY` / `ZARRFLOW_BENCH_DECODE_THREADS` override zarrflow's
 /// request concurrency and decode threads.
 fn profile(args: &[String]) {
@@ -917,16 +919,19 @@ fn profile(args: &[String]) {
                 .block_on(ZfArray::open_in(&store, &StoreKey::root(), options.clone()))
                 .unwrap();
         }
-        let t = Instant::now();
-        let v = match (case, lib) {
+        let (v, wall, cpu) = cpu_time::timed(|| match (case, lib) {
             ("gather", "zarrflow") => rt.block_on(zf_gather(&zf, &points)),
             ("gather", _) => zs_sync_gather(&zs, &points, cores),
             (_, "zarrflow") => rt.block_on(zf_read_box(&zf, &boxed)),
             _ => zs
                 .retrieve_array_subset(&ArraySubset::new_with_ranges(&boxed))
                 .unwrap(),
-        };
-        println!("{case} {lib}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+        });
+        println!(
+            "{case} {lib}: {:.1} ms (CPU {:.1} ms)",
+            wall.as_secs_f64() * 1e3,
+            cpu.as_secs_f64() * 1e3
+        );
         std::hint::black_box(&v);
     }
 }
@@ -1129,8 +1134,10 @@ fn http_latency_cases(rt: &tokio::runtime::Runtime, dir: &Path, cfg: &Config, po
     for (case, label, sub, expect) in cases {
         let mut t_zf = Duration::MAX;
         let mut n_zf = 0;
+        // one store (its HTTP client and connections) for every call, as TensorStore keeps
+        // its context; the array is reopened before each, so its shard-index cache is cold
+        let store = Store::open(&server.url, StoreOptions::default()).unwrap();
         for _ in 0..cfg.latency_reps {
-            let store = Store::open(&server.url, StoreOptions::default()).unwrap();
             let zf = rt
                 .block_on(ZfArray::open_in(
                     &store,
