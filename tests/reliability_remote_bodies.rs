@@ -59,6 +59,9 @@ struct Server {
     ranges: bool,
     body_bytes_sent: AtomicU64,
     requests: Mutex<Vec<String>>,
+    /// When set, bodies go out in pieces of this many bytes, each after a pause of a
+    /// millisecond, so the client reads them apart (else 64 KiB pieces, no pause).
+    small_pieces: AtomicU64,
 }
 
 impl Server {
@@ -172,10 +175,16 @@ impl Server {
         }
         h += "\r\n";
         conn.write_all(h.as_bytes()).await?;
-        // the body in 64 KiB pieces, until done or the client goes away
+        // the body in 64 KiB pieces (or paced ones of the size set), until done or the
+        // client goes away
+        let small = self.small_pieces.load(Ordering::Relaxed);
         let mut at = start;
         while at < end {
-            let next = (at + 65536).min(end);
+            let next = (at + if small > 0 { small } else { 65536 }).min(end);
+            if small > 0 {
+                conn.flush().await?;
+                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            }
             conn.write_all(&object.read(at, next)).await?;
             self.body_bytes_sent.fetch_add(next - at, Ordering::Relaxed);
             at = next;
@@ -414,4 +423,70 @@ async fn the_store_refuses_announced_lengths_over_a_limit() {
         "{err:?}"
     );
     assert!(server.sent() < 64 << 20, "sent {}", server.sent());
+}
+
+#[tokio::test]
+async fn whole_objects_arriving_in_pieces_read_as_sent() {
+    let (server, url) = Server::start(true).await;
+    // bodies go out in paced pieces of 100,000 bytes: the client keeps pieces of 64 KiB and
+    // more as they came (smaller reads put together), so the 4 KiB inner chunks of a shard
+    // read whole (512 KiB, every inner chunk needed) lie inside one piece or across two
+    server.small_pieces.store(100_000, Ordering::Relaxed);
+    let values = ArrayD::from_shape_fn(IxDyn(&[1024, 1024]), |i| {
+        ((i[0] * 131 + i[1] * 7) % 251) as u8
+    });
+    let spec = ArraySpec::new(vec![1024, 1024], "uint8")
+        .shard_shape(vec![512, 1024])
+        .inner_chunk_shape(vec![64, 64])
+        .codecs(vec![CodecSpec::bytes()]);
+    serve_array(&server, &spec, &values).await;
+    let array = open(&url).await.unwrap();
+    assert_eq!(array.view().read::<u8>().await.unwrap(), values);
+    let sel = |text: &str, mode| {
+        array
+            .view()
+            .select(
+                &zarrflow::index::Selection::parse(text).unwrap(),
+                mode,
+                zarrflow::index::Dialect::Positional,
+            )
+            .unwrap()
+    };
+    let inner = sel("1:1023, 3:1021", zarrflow::index::SelectionMode::Basic)
+        .read::<u8>()
+        .await
+        .unwrap();
+    assert_eq!(
+        inner,
+        values.slice(ndarray::s![1..1023, 3..1021]).into_dyn()
+    );
+    // the store's own view of such a body: every range reads as the bytes sent
+    let store = Store::open(&format!("{url}/a"), StoreOptions::default()).unwrap();
+    let key = StoreKey::new("c/1/0").unwrap();
+    let sent = server.objects.lock().unwrap()["/a/c/1/0"].segments[0]
+        .1
+        .clone();
+    let object = store.get_object(&key).await.unwrap();
+    assert_eq!(object.size(), sent.len() as u64);
+    let n = sent.len();
+    let mut ranges = vec![(0, 0), (0, 1), (0, n), (n, n), (n - 1, n)];
+    for at in (0..n).step_by(4093) {
+        ranges.push((at, (at + 4096).min(n)));
+        ranges.push((at, (at + 150_000).min(n)));
+    }
+    for (a, b) in ranges {
+        let (a64, b64) = (a as u64, b as u64);
+        assert_eq!(
+            object.read_range(a64..b64).unwrap(),
+            &sent[a..b],
+            "{a}..{b}"
+        );
+        let mut buf = Vec::new();
+        object.read_range_into(a64..b64, &mut buf).unwrap();
+        assert_eq!(buf, &sent[a..b], "{a}..{b}");
+    }
+    assert!(matches!(
+        object.read_range(0..n as u64 + 1),
+        Err(StoreError::InvalidRange { .. })
+    ));
 }

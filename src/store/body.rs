@@ -6,7 +6,9 @@
 //! the caller's limit, its buffer is reserved fallibly and at most [`INITIAL_RESERVE`]
 //! ahead of what arrived (a body announced within that is reserved whole at its first
 //! piece, so its bytes are copied once, never again by a growing buffer; a larger one grows
-//! by doubling), and a body longer than announced is cut off at the announcement.
+//! by doubling), and a body longer than announced is cut off at the announcement. A whole
+//! object read piece by piece ([`super::FetchedObject`]) keeps the pieces the body arrived
+//! in instead ([`collect_pieces`]), with the same checks.
 
 use bytes::Bytes;
 use futures::StreamExt;
@@ -90,6 +92,60 @@ pub(crate) async fn collect(
     finish(Bytes::from(buf), expected, url)
 }
 
+/// Pieces of a body smaller than this are copied together into pieces of at least this
+/// size, so a body trickling in many tiny pieces is not held as one entry (and one shared
+/// buffer) per piece.
+pub(crate) const MIN_KEPT_PIECE: usize = 64 << 10;
+
+/// Collects a body announced as `expected` bytes as the pieces it arrived in, without
+/// copying them into one buffer: exactly that many bytes, or [`StoreError::ShortRead`] /
+/// [`StoreError::LongRead`]. A piece of [`MIN_KEPT_PIECE`] or more is kept as it came, a
+/// slice of the HTTP client's own read buffer; smaller ones are copied together. The body
+/// thus costs no allocation of its whole length, no page faults on one and (mostly) no
+/// copy; readers take slices of it ([`super::FetchedObject::read_range`]).
+pub(crate) async fn collect_pieces(
+    mut stream: BoxStream<'static, object_store::Result<Bytes>>,
+    expected: u64,
+    url: &str,
+    map_err: impl Fn(object_store::Error) -> StoreError,
+) -> Result<Vec<Bytes>, StoreError> {
+    let mut pieces = Vec::new();
+    let mut small: Vec<u8> = Vec::new();
+    let mut got = 0u64;
+    while let Some(piece) = stream.next().await {
+        let piece = piece.map_err(&map_err)?;
+        got += piece.len() as u64;
+        if got > expected {
+            return Err(StoreError::LongRead {
+                url: url.to_string(),
+                expected,
+            });
+        }
+        if piece.len() >= MIN_KEPT_PIECE {
+            if !small.is_empty() {
+                pieces.push(Bytes::from(std::mem::take(&mut small)));
+            }
+            pieces.push(piece);
+        } else {
+            small.extend_from_slice(&piece);
+            if small.len() >= MIN_KEPT_PIECE {
+                pieces.push(Bytes::from(std::mem::take(&mut small)));
+            }
+        }
+    }
+    if !small.is_empty() {
+        pieces.push(Bytes::from(small));
+    }
+    if got != expected {
+        return Err(StoreError::ShortRead {
+            url: url.to_string(),
+            expected,
+            got,
+        });
+    }
+    Ok(pieces)
+}
+
 fn finish(bytes: Bytes, expected: u64, url: &str) -> Result<Bytes, StoreError> {
     if bytes.len() as u64 != expected {
         return Err(StoreError::ShortRead {
@@ -143,6 +199,57 @@ mod tests {
             run(vec![b"ab", b"cd"], 3),
             Err(StoreError::LongRead { expected: 3, .. })
         ));
+    }
+
+    fn run_pieces(pieces: Vec<&'static [u8]>, expected: u64) -> Result<Vec<Bytes>, StoreError> {
+        futures::executor::block_on(collect_pieces(stream(pieces), expected, "mem://x", |e| {
+            StoreError::Backend {
+                url: "mem://x".into(),
+                source: e,
+            }
+        }))
+    }
+
+    #[test]
+    fn bodies_collected_as_pieces_keep_them_and_check_the_length() {
+        let got = run_pieces(vec![b"ab", b"", b"cde"], 5).unwrap();
+        assert_eq!(got, vec![&b"abcde"[..]], "small pieces are put together");
+        assert!(run_pieces(vec![], 0).unwrap().is_empty());
+        assert!(matches!(
+            run_pieces(vec![b"ab", b"c"], 4),
+            Err(StoreError::ShortRead { got: 3, .. })
+        ));
+        assert!(matches!(
+            run_pieces(vec![b"ab", b"cd"], 3),
+            Err(StoreError::LongRead { expected: 3, .. })
+        ));
+        // announced 2^60 bytes, sent 6: nothing reserved from the announcement
+        assert!(matches!(
+            run_pieces(vec![b"abc", b"def"], 1 << 60),
+            Err(StoreError::ShortRead { got: 6, .. })
+        ));
+    }
+
+    #[test]
+    fn large_pieces_are_kept_as_they_came_and_small_ones_between_them_put_together() {
+        let big: &'static [u8] = Box::leak(vec![1u8; MIN_KEPT_PIECE].into_boxed_slice());
+        let big2: &'static [u8] = Box::leak(vec![2u8; MIN_KEPT_PIECE + 5].into_boxed_slice());
+        let pieces = vec![&b"ab"[..], big, b"c", b"d", big2, b"e"];
+        let total = pieces.iter().map(|p| p.len() as u64).sum();
+        let got = run_pieces(pieces, total).unwrap();
+        let lens: Vec<usize> = got.iter().map(|p| p.len()).collect();
+        assert_eq!(lens, [2, MIN_KEPT_PIECE, 2, MIN_KEPT_PIECE + 5, 1]);
+        assert_eq!(got[1].as_ptr(), big.as_ptr(), "a large piece is not copied");
+        assert_eq!(got[3].as_ptr(), big2.as_ptr());
+        assert_eq!(
+            (&got[0][..], &got[2][..], &got[4][..]),
+            (&b"ab"[..], &b"cd"[..], &b"e"[..])
+        );
+        // a body trickling in bytes is held in pieces of MIN_KEPT_PIECE
+        let one: Vec<&'static [u8]> = vec![b"x"; 2 * MIN_KEPT_PIECE + 3];
+        let got = run_pieces(one, 2 * MIN_KEPT_PIECE as u64 + 3).unwrap();
+        let lens: Vec<usize> = got.iter().map(|p| p.len()).collect();
+        assert_eq!(lens, [MIN_KEPT_PIECE, MIN_KEPT_PIECE, 3]);
     }
 
     #[test]

@@ -586,8 +586,9 @@ impl Store {
         let url = self.url_of(key);
         let expected = res.range.end - res.range.start;
         body::check_announced(expected, max_size, &url)?;
-        let bytes = body::collect(res.into_stream(), expected, &url, |e| self.err(key, e)).await?;
-        Ok(FetchedObject::from_bytes(bytes, version, url))
+        let pieces =
+            body::collect_pieces(res.into_stream(), expected, &url, |e| self.err(key, e)).await?;
+        Ok(FetchedObject::from_pieces(pieces, version, url))
     }
 
     /// Read a whole object together with its version (for read-modify-write).

@@ -1,6 +1,11 @@
 //! A whole object fetched by one GET, read piece by piece by whoever consumes it.
 //!
-//! Remote backends deliver the body as bytes. The local filesystem delivers an open file
+//! Remote backends deliver the body as bytes, in the pieces the HTTP client read it in; they
+//! are kept as they came (a piece a slice of the client's read buffer) and a range of the
+//! object is a slice of its piece, copied only when it spans two pieces (for a shard of
+//! inner chunks of tens of KiB, in pieces of hundreds, about one chunk in eight): the body
+//! is never copied into a buffer of its whole length, which cost a copy and the page faults
+//! of a fresh buffer per object. The local filesystem delivers an open file
 //! (`object_store`'s `GetResultPayload::File`): reading the pieces a decoder needs straight
 //! from it (positioned reads into small buffers) avoids allocating, zeroing and faulting in a
 //! buffer of the whole object, which cost more CPU than the file copy itself on whole-shard
@@ -18,6 +23,9 @@ use super::{ObjectVersion, StoreError};
 enum Body {
     /// The bytes, in memory.
     Bytes(Bytes),
+    /// The bytes, in memory, in the pieces they arrived in (more than one, none empty);
+    /// `ends[i]` is the object offset where `pieces[i]` ends.
+    Pieces { pieces: Vec<Bytes>, ends: Vec<u64> },
     /// An open local file holding the object's bytes at `[start, start + size)`.
     #[cfg(unix)]
     File { file: std::fs::File, start: u64 },
@@ -33,11 +41,25 @@ pub struct FetchedObject {
 }
 
 impl FetchedObject {
-    /// An object whose body is in memory.
-    pub(crate) fn from_bytes(bytes: Bytes, version: ObjectVersion, url: String) -> Self {
+    /// An object whose body is in memory, in `pieces` (in order).
+    pub(crate) fn from_pieces(mut pieces: Vec<Bytes>, version: ObjectVersion, url: String) -> Self {
+        pieces.retain(|p| !p.is_empty());
+        let ends: Vec<u64> = pieces
+            .iter()
+            .scan(0u64, |end, p| {
+                *end += p.len() as u64;
+                Some(*end)
+            })
+            .collect();
+        let size = ends.last().copied().unwrap_or(0);
+        let body = match pieces.len() {
+            0 => Body::Bytes(Bytes::new()),
+            1 => Body::Bytes(pieces.pop().unwrap_or_default()),
+            _ => Body::Pieces { pieces, ends },
+        };
         FetchedObject {
-            size: bytes.len() as u64,
-            body: Body::Bytes(bytes),
+            size,
+            body,
             version,
             url,
         }
@@ -74,7 +96,7 @@ impl FetchedObject {
 
     /// Whether the body is in memory (pieces are then shared slices, not copies).
     pub fn is_in_memory(&self) -> bool {
-        matches!(self.body, Body::Bytes(_))
+        matches!(self.body, Body::Bytes(_) | Body::Pieces { .. })
     }
 
     /// Bytes `range` of the object. For a local file this is a blocking positioned read:
@@ -84,6 +106,21 @@ impl FetchedObject {
             Body::Bytes(b) => {
                 self.check(&range)?;
                 Ok(b.slice(range.start as usize..range.end as usize))
+            }
+            Body::Pieces { pieces, ends } => {
+                self.check(&range)?;
+                if range.is_empty() {
+                    return Ok(Bytes::new());
+                }
+                let i = ends.partition_point(|&end| end <= range.start);
+                let start = ends[i] - pieces[i].len() as u64;
+                if range.end <= ends[i] {
+                    let (a, b) = (range.start - start, range.end - start);
+                    return Ok(pieces[i].slice(a as usize..b as usize));
+                }
+                let mut buf = Vec::new();
+                self.read_range_into(range, &mut buf)?;
+                Ok(Bytes::from(buf))
             }
             #[cfg(unix)]
             Body::File { .. } => {
@@ -103,6 +140,19 @@ impl FetchedObject {
         match &self.body {
             Body::Bytes(b) => {
                 buf.copy_from_slice(&b[range.start as usize..range.end as usize]);
+                Ok(())
+            }
+            Body::Pieces { pieces, ends } => {
+                let mut i = ends.partition_point(|&end| end <= range.start);
+                let mut done = 0;
+                while done < len {
+                    let start = ends[i] - pieces[i].len() as u64;
+                    let from = (range.start + done as u64 - start) as usize;
+                    let n = (pieces[i].len() - from).min(len - done);
+                    buf[done..done + n].copy_from_slice(&pieces[i][from..from + n]);
+                    done += n;
+                    i += 1;
+                }
                 Ok(())
             }
             #[cfg(unix)]
@@ -146,5 +196,64 @@ impl FetchedObject {
             });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(pieces: &[&'static [u8]]) -> FetchedObject {
+        let pieces = pieces.iter().map(|p| Bytes::from_static(p)).collect();
+        FetchedObject::from_pieces(pieces, ObjectVersion::default(), "mem://x".into())
+    }
+
+    #[test]
+    fn every_range_of_a_body_in_pieces_reads_as_of_the_whole() {
+        let whole = b"abcdefghij";
+        for split in [
+            vec![&whole[..]],
+            vec![&whole[..3], &whole[3..]],
+            vec![
+                &whole[..1],
+                &b""[..],
+                &whole[1..4],
+                &whole[4..9],
+                &whole[9..],
+            ],
+        ] {
+            let o = object(&split);
+            assert_eq!(o.size(), 10);
+            assert!(o.is_in_memory());
+            for a in 0..=10u64 {
+                for b in a..=10u64 {
+                    let want = &whole[a as usize..b as usize];
+                    assert_eq!(o.read_range(a..b).unwrap(), want, "{split:?} {a}..{b}");
+                    let mut buf = vec![7u8; 3];
+                    o.read_range_into(a..b, &mut buf).unwrap();
+                    assert_eq!(buf, want, "{split:?} {a}..{b}");
+                }
+            }
+            assert!(matches!(
+                o.read_range(5..11),
+                Err(StoreError::InvalidRange { .. })
+            ));
+            #[allow(clippy::reversed_empty_ranges)]
+            let backwards = 6..5;
+            assert!(o.read_range(backwards).is_err());
+        }
+        assert_eq!(object(&[]).size(), 0);
+        assert_eq!(object(&[]).read_range(0..0).unwrap(), &b""[..]);
+    }
+
+    #[test]
+    fn a_range_inside_one_piece_is_a_slice_of_it() {
+        let o = object(&[b"abc", b"defg"]);
+        let Body::Pieces { pieces, .. } = &o.body else {
+            panic!("two pieces are kept apart");
+        };
+        let got = o.read_range(4..6).unwrap();
+        assert_eq!(got, &b"ef"[..]);
+        assert_eq!(got.as_ptr(), pieces[1][1..].as_ptr(), "not copied");
     }
 }
