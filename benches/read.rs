@@ -48,9 +48,10 @@
 //! data directory and sleeps 10 ms before every answer, and zarrflow
 //! (`Store::open("http://…")`, its remote policy), zarrs (async, one spawned task per chunk,
 //! over object_store's `HttpStore`) and TensorStore (its `http` kvstore) each read through
-//! it in the same run; each library keeps one client (its connections) for all its calls of
-//! a case, zarrflow one `Store` with the array reopened before each call (a cold shard-index
-//! cache, as TensorStore without a cache pool). The server counts the requests for
+//! it in the same run; each library keeps its client (its connections) from call to call:
+//! zarrflow one `Store` per case with the array reopened before each call (a cold
+//! shard-index cache, as TensorStore without a cache pool), zarrs one `HttpStore` for every
+//! case, TensorStore one context per case. The server counts the requests for
 //! chunk data each read makes (TensorStore: the mean over its repetitions).
 //! `cargo bench --bench read -- --http-only` runs these cases alone.
 //!
@@ -871,9 +872,11 @@ async fn zs_async_gather(a: &AsyncArr, points: &[Point], spawn: bool) -> Vec<u16
 
 /// `--profile CASE LIB [REPS]`: runs one case of one library `REPS` times (default 20) on the
 /// full-size data in `ZARRFLOW_BENCH_DATA` (generated if missing) and prints each time with
-/// the process's CPU time during it, for `perf record`. CASE: `all`, `sub`, `gather`; LIB: `zarrflow`, `zarrs-sync`.
-/// `ZARRFLOW_BENCH_CONCURRENCY` / `ZARRFLOW_BENCH_DECODE_THREADS` override zarrflow's
-/// request concurrency and decode threads.
+/// the process's CPU time during it (with `ZARRFLOW_BENCH_HTTP_DELAY_MS`, that includes the
+/// delaying server's threads, which run in this process), for `perf record`. CASE: `all`,
+/// `sub`, `gather`; LIB: `zarrflow`, `zarrs-sync`. `ZARRFLOW_BENCH_CONCURRENCY` /
+/// `ZARRFLOW_BENCH_DECODE_THREADS` override zarrflow's request concurrency and decode
+/// threads.
 fn profile(args: &[String]) {
     let (case, lib) = (args[0].as_str(), args[1].as_str());
     let reps: usize = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(20);

@@ -428,9 +428,10 @@ async fn the_store_refuses_announced_lengths_over_a_limit() {
 #[tokio::test]
 async fn whole_objects_arriving_in_pieces_read_as_sent() {
     let (server, url) = Server::start(true).await;
-    // bodies go out in paced pieces of 100,000 bytes: the client keeps pieces of 64 KiB and
-    // more as they came (smaller reads put together), so the 4 KiB inner chunks of a shard
-    // read whole (512 KiB, every inner chunk needed) lie inside one piece or across two
+    // bodies go out in paced pieces of 100,000 bytes, which the client holds in several
+    // pieces (as they came or, the small reads of a run, put together), so the 4 KiB inner
+    // chunks of a shard read whole (512 KiB, every inner chunk needed) lie inside one piece
+    // or across two
     server.small_pieces.store(100_000, Ordering::Relaxed);
     let values = ArrayD::from_shape_fn(IxDyn(&[1024, 1024]), |i| {
         ((i[0] * 131 + i[1] * 7) % 251) as u8
@@ -468,6 +469,7 @@ async fn whole_objects_arriving_in_pieces_read_as_sent() {
         .clone();
     let object = store.get_object(&key).await.unwrap();
     assert_eq!(object.size(), sent.len() as u64);
+    assert!(object.pieces_held() > 1, "{}", object.pieces_held());
     let n = sent.len();
     let mut ranges = vec![(0, 0), (0, 1), (0, n), (n, n), (n - 1, n)];
     for at in (0..n).step_by(4093) {
@@ -489,4 +491,5 @@ async fn whole_objects_arriving_in_pieces_read_as_sent() {
         object.read_range(0..n as u64 + 1),
         Err(StoreError::InvalidRange { .. })
     ));
+    assert_eq!(object.into_bytes().unwrap(), sent);
 }

@@ -877,11 +877,10 @@ pub(super) async fn fetch_versioned(
         b.check(object.size(), key.as_str())?;
     }
     let version = object.version().clone();
-    let size = object.size();
     let bytes = if object.is_in_memory() {
-        object.read_range(0..size)?
+        object.into_bytes()?
     } else {
-        on_blocking(None, move || Ok(object.read_range(0..size)?)).await?
+        on_blocking(None, move || Ok(object.into_bytes()?)).await?
     };
     Ok(Some((bytes, version)))
 }

@@ -8,7 +8,7 @@
 //! piece, so its bytes are copied once, never again by a growing buffer; a larger one grows
 //! by doubling), and a body longer than announced is cut off at the announcement. A whole
 //! object read piece by piece ([`super::FetchedObject`]) keeps the pieces the body arrived
-//! in instead ([`collect_pieces`]), with the same checks.
+//! in instead ([`collect_pieces`]), with the same length checks.
 
 use bytes::Bytes;
 use futures::StreamExt;
@@ -92,15 +92,19 @@ pub(crate) async fn collect(
     finish(Bytes::from(buf), expected, url)
 }
 
-/// Pieces of a body smaller than this are copied together into pieces of at least this
-/// size, so a body trickling in many tiny pieces is not held as one entry (and one shared
-/// buffer) per piece.
-pub(crate) const MIN_KEPT_PIECE: usize = 64 << 10;
+/// Pieces of a body smaller than this are not kept as they came (unless the body is that
+/// one piece): each run of them is copied into one piece (of at least this size unless a
+/// larger piece or the end of the body cuts it short). A body trickling in many tiny pieces
+/// is thus not held as one entry per piece, and a kept piece, which shares the HTTP
+/// client's read buffer (hyper's grows to about 400 KiB), holds at most about 3 times its
+/// own length of that buffer.
+pub(crate) const MIN_KEPT_PIECE: usize = 128 << 10;
 
 /// Collects a body announced as `expected` bytes as the pieces it arrived in, without
 /// copying them into one buffer: exactly that many bytes, or [`StoreError::ShortRead`] /
-/// [`StoreError::LongRead`]. A piece of [`MIN_KEPT_PIECE`] or more is kept as it came, a
-/// slice of the HTTP client's own read buffer; smaller ones are copied together. The body
+/// [`StoreError::LongRead`]. A piece of [`MIN_KEPT_PIECE`] or more, or a body in one piece,
+/// is kept as it came (a slice of the HTTP client's read buffer); runs of smaller pieces are
+/// copied together, into buffers reserved fallibly ([`StoreError::OutOfMemory`]). The body
 /// thus costs no allocation of its whole length, no page faults on one and (mostly) no
 /// copy; readers take slices of it ([`super::FetchedObject::read_range`]).
 pub(crate) async fn collect_pieces(
@@ -110,7 +114,29 @@ pub(crate) async fn collect_pieces(
     map_err: impl Fn(object_store::Error) -> StoreError,
 ) -> Result<Vec<Bytes>, StoreError> {
     let mut pieces = Vec::new();
-    let mut small: Vec<u8> = Vec::new();
+    // a run of small pieces not yet kept, and its length
+    let mut run: Vec<Bytes> = Vec::new();
+    let mut run_len = 0usize;
+    // the run becomes one piece, copied unless it is the whole body in one piece
+    let flush = |run: &mut Vec<Bytes>, run_len: &mut usize, pieces: &mut Vec<Bytes>, end: bool| {
+        if run.len() == 1 && end && pieces.is_empty() {
+            pieces.extend(run.pop());
+        } else if !run.is_empty() {
+            let mut joined = Vec::new();
+            joined
+                .try_reserve_exact(*run_len)
+                .map_err(|_| StoreError::OutOfMemory {
+                    url: url.to_string(),
+                    bytes: *run_len as u64,
+                })?;
+            for piece in run.drain(..) {
+                joined.extend_from_slice(&piece);
+            }
+            pieces.push(Bytes::from(joined));
+        }
+        *run_len = 0;
+        Ok::<_, StoreError>(())
+    };
     let mut got = 0u64;
     while let Some(piece) = stream.next().await {
         let piece = piece.map_err(&map_err)?;
@@ -122,20 +148,17 @@ pub(crate) async fn collect_pieces(
             });
         }
         if piece.len() >= MIN_KEPT_PIECE {
-            if !small.is_empty() {
-                pieces.push(Bytes::from(std::mem::take(&mut small)));
-            }
+            flush(&mut run, &mut run_len, &mut pieces, false)?;
             pieces.push(piece);
-        } else {
-            small.extend_from_slice(&piece);
-            if small.len() >= MIN_KEPT_PIECE {
-                pieces.push(Bytes::from(std::mem::take(&mut small)));
+        } else if !piece.is_empty() {
+            run_len += piece.len();
+            run.push(piece);
+            if run_len >= MIN_KEPT_PIECE {
+                flush(&mut run, &mut run_len, &mut pieces, false)?;
             }
         }
     }
-    if !small.is_empty() {
-        pieces.push(Bytes::from(small));
-    }
+    flush(&mut run, &mut run_len, &mut pieces, true)?;
     if got != expected {
         return Err(StoreError::ShortRead {
             url: url.to_string(),
@@ -214,6 +237,11 @@ mod tests {
     fn bodies_collected_as_pieces_keep_them_and_check_the_length() {
         let got = run_pieces(vec![b"ab", b"", b"cde"], 5).unwrap();
         assert_eq!(got, vec![&b"abcde"[..]], "small pieces are put together");
+        // a body in one small piece is kept as it came
+        let one: &'static [u8] = b"abc";
+        let alone = run_pieces(vec![one], 3).unwrap();
+        assert_eq!(alone, vec![&b"abc"[..]]);
+        assert_eq!(alone[0].as_ptr(), one.as_ptr());
         assert!(run_pieces(vec![], 0).unwrap().is_empty());
         assert!(matches!(
             run_pieces(vec![b"ab", b"c"], 4),
@@ -231,21 +259,36 @@ mod tests {
     }
 
     #[test]
-    fn large_pieces_are_kept_as_they_came_and_small_ones_between_them_put_together() {
-        let big: &'static [u8] = Box::leak(vec![1u8; MIN_KEPT_PIECE].into_boxed_slice());
-        let big2: &'static [u8] = Box::leak(vec![2u8; MIN_KEPT_PIECE + 5].into_boxed_slice());
-        let pieces = vec![&b"ab"[..], big, b"c", b"d", big2, b"e"];
+    fn large_pieces_are_kept_as_they_came_and_runs_of_small_ones_put_together() {
+        let leak = |n: usize, b: u8| -> &'static [u8] { Box::leak(vec![b; n].into_boxed_slice()) };
+        let (big, big2) = (leak(MIN_KEPT_PIECE, 1), leak(MIN_KEPT_PIECE + 5, 2));
+        let (lone, last) = (leak(10, 3), leak(7, 4));
+        let pieces = vec![&b"ab"[..], big, b"c", b"d", big2, lone, big, last];
         let total = pieces.iter().map(|p| p.len() as u64).sum();
         let got = run_pieces(pieces, total).unwrap();
         let lens: Vec<usize> = got.iter().map(|p| p.len()).collect();
-        assert_eq!(lens, [2, MIN_KEPT_PIECE, 2, MIN_KEPT_PIECE + 5, 1]);
-        assert_eq!(got[1].as_ptr(), big.as_ptr(), "a large piece is not copied");
-        assert_eq!(got[3].as_ptr(), big2.as_ptr());
         assert_eq!(
-            (&got[0][..], &got[2][..], &got[4][..]),
-            (&b"ab"[..], &b"cd"[..], &b"e"[..])
+            lens,
+            [
+                2,
+                MIN_KEPT_PIECE,
+                2,
+                MIN_KEPT_PIECE + 5,
+                10,
+                MIN_KEPT_PIECE,
+                7
+            ]
         );
-        // a body trickling in bytes is held in pieces of MIN_KEPT_PIECE
+        // kept as they came: the large pieces; a small one alone is copied
+        for (i, kept) in [(1, big), (3, big2), (5, big)] {
+            assert_eq!(got[i].as_ptr(), kept.as_ptr(), "piece {i} is not copied");
+        }
+        for (i, alone) in [(4, lone), (6, last)] {
+            assert_ne!(got[i].as_ptr(), alone.as_ptr(), "piece {i} is copied");
+            assert_eq!(&got[i][..], alone);
+        }
+        assert_eq!((&got[0][..], &got[2][..]), (&b"ab"[..], &b"cd"[..]));
+        // a body trickling in bytes is held in pieces of MIN_KEPT_PIECE, each exactly that
         let one: Vec<&'static [u8]> = vec![b"x"; 2 * MIN_KEPT_PIECE + 3];
         let got = run_pieces(one, 2 * MIN_KEPT_PIECE as u64 + 3).unwrap();
         let lens: Vec<usize> = got.iter().map(|p| p.len()).collect();

@@ -1,11 +1,13 @@
 //! A whole object fetched by one GET, read piece by piece by whoever consumes it.
 //!
 //! Remote backends deliver the body as bytes, in the pieces the HTTP client read it in; they
-//! are kept as they came (a piece a slice of the client's read buffer) and a range of the
-//! object is a slice of its piece, copied only when it spans two pieces (for a shard of
-//! inner chunks of tens of KiB, in pieces of hundreds, about one chunk in eight): the body
-//! is never copied into a buffer of its whole length, which cost a copy and the page faults
-//! of a fresh buffer per object. The local filesystem delivers an open file
+//! are kept as they came, apart from runs of small ones ([`super::body::collect_pieces`]),
+//! and a range of the object is a slice of its piece, copied only when it spans more than
+//! one (for a shard of inner chunks of tens of KiB, in pieces of hundreds, about one chunk
+//! in eight). Reading a shard's inner chunks thus never copies its body into a buffer of
+//! its whole length, which cost a copy and the page faults of a fresh buffer per object
+//! (a caller wanting the whole object as one buffer, [`FetchedObject::into_bytes`], still
+//! gets that one copy). The local filesystem delivers an open file
 //! (`object_store`'s `GetResultPayload::File`): reading the pieces a decoder needs straight
 //! from it (positioned reads into small buffers) avoids allocating, zeroing and faulting in a
 //! buffer of the whole object, which cost more CPU than the file copy itself on whole-shard
@@ -23,8 +25,9 @@ use super::{ObjectVersion, StoreError};
 enum Body {
     /// The bytes, in memory.
     Bytes(Bytes),
-    /// The bytes, in memory, in the pieces they arrived in (more than one, none empty);
-    /// `ends[i]` is the object offset where `pieces[i]` ends.
+    /// The bytes, in memory, in pieces (more than one, none empty: see
+    /// [`super::body::collect_pieces`]); `ends[i]` is the object offset where `pieces[i]`
+    /// ends.
     Pieces { pieces: Vec<Bytes>, ends: Vec<u64> },
     /// An open local file holding the object's bytes at `[start, start + size)`.
     #[cfg(unix)]
@@ -94,9 +97,29 @@ impl FetchedObject {
         &self.version
     }
 
-    /// Whether the body is in memory (pieces are then shared slices, not copies).
+    /// Whether the body is in memory (pieces are then shared slices, not copies, unless
+    /// they span more than one of the pieces the body arrived in).
     pub fn is_in_memory(&self) -> bool {
         matches!(self.body, Body::Bytes(_) | Body::Pieces { .. })
+    }
+
+    /// How many pieces the body is held in (1 for a file or a body in one buffer).
+    #[doc(hidden)]
+    pub fn pieces_held(&self) -> usize {
+        match &self.body {
+            Body::Pieces { pieces, .. } => pieces.len(),
+            _ => 1,
+        }
+    }
+
+    /// The whole object as one buffer: the body itself when it is one, else a copy
+    /// reserved fallibly ([`StoreError::OutOfMemory`]). For a local file this is a blocking
+    /// read, like [`FetchedObject::read_range`].
+    pub fn into_bytes(self) -> Result<Bytes, StoreError> {
+        match &self.body {
+            Body::Bytes(b) => Ok(b.clone()),
+            _ => self.read_range(0..self.size),
+        }
     }
 
     /// Bytes `range` of the object. For a local file this is a blocking positioned read:
@@ -119,7 +142,7 @@ impl FetchedObject {
                     return Ok(pieces[i].slice(a as usize..b as usize));
                 }
                 let mut buf = Vec::new();
-                self.read_range_into(range, &mut buf)?;
+                self.copy_pieces(pieces, ends, range, &mut buf)?;
                 Ok(Bytes::from(buf))
             }
             #[cfg(unix)]
@@ -131,33 +154,25 @@ impl FetchedObject {
         }
     }
 
-    /// Copies bytes `range` of the object into `buf` (resized to the range's length),
-    /// reusing its allocation. Blocking for a local file, like [`FetchedObject::read_range`].
+    /// Copies bytes `range` of the object into `buf` (in place of its contents), reusing its
+    /// allocation. Blocking for a local file, like [`FetchedObject::read_range`].
     pub fn read_range_into(&self, range: Range<u64>, buf: &mut Vec<u8>) -> Result<(), StoreError> {
         self.check(&range)?;
-        let len = (range.end - range.start) as usize;
-        buf.resize(len, 0);
         match &self.body {
             Body::Bytes(b) => {
-                buf.copy_from_slice(&b[range.start as usize..range.end as usize]);
+                buf.clear();
+                buf.extend_from_slice(&b[range.start as usize..range.end as usize]);
                 Ok(())
             }
             Body::Pieces { pieces, ends } => {
-                let mut i = ends.partition_point(|&end| end <= range.start);
-                let mut done = 0;
-                while done < len {
-                    let start = ends[i] - pieces[i].len() as u64;
-                    let from = (range.start + done as u64 - start) as usize;
-                    let n = (pieces[i].len() - from).min(len - done);
-                    buf[done..done + n].copy_from_slice(&pieces[i][from..from + n]);
-                    done += n;
-                    i += 1;
-                }
-                Ok(())
+                buf.clear();
+                self.copy_pieces(pieces, ends, range, buf)
             }
             #[cfg(unix)]
             Body::File { file, start } => {
                 use std::os::unix::fs::FileExt;
+                let len = (range.end - range.start) as usize;
+                buf.resize(len, 0);
                 let mut done = 0;
                 while done < len {
                     match file.read_at(&mut buf[done..], start + range.start + done as u64) {
@@ -184,6 +199,34 @@ impl FetchedObject {
                 Ok(())
             }
         }
+    }
+
+    /// Appends bytes `range` (checked) of a body in `pieces` to `out`, reserving them
+    /// fallibly first.
+    fn copy_pieces(
+        &self,
+        pieces: &[Bytes],
+        ends: &[u64],
+        range: Range<u64>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), StoreError> {
+        let len = (range.end - range.start) as usize;
+        out.try_reserve_exact(len)
+            .map_err(|_| StoreError::OutOfMemory {
+                url: self.url.clone(),
+                bytes: len as u64,
+            })?;
+        let mut i = ends.partition_point(|&end| end <= range.start);
+        let mut at = range.start;
+        while at < range.end {
+            let start = ends[i] - pieces[i].len() as u64;
+            let from = (at - start) as usize;
+            let n = (pieces[i].len() - from).min((range.end - at) as usize);
+            out.extend_from_slice(&pieces[i][from..from + n]);
+            at += n as u64;
+            i += 1;
+        }
+        Ok(())
     }
 
     fn check(&self, range: &Range<u64>) -> Result<(), StoreError> {
