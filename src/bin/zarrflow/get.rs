@@ -92,8 +92,8 @@ const MAP_MIN_BYTES: u64 = 32 << 20;
 
 /// Reads `view` (of `size`-byte elements) into a new `.npy` file at `path`, whole or not at
 /// all: a result of [`MAP_MIN_BYTES`] or more straight into the mapped temporary file where
-/// it can be mapped (no result buffer, no copy into the page cache), else through a buffer
-/// written out.
+/// it can be mapped (no result buffer, no copy into the page cache; its pages faulted in
+/// ahead by [`crate::prefault::Prefault`]), else through a buffer written out.
 async fn read_to_npy_file(
     view: &ArrayView,
     path: &Path,
@@ -115,7 +115,10 @@ async fn read_to_npy_file(
         && let Some(mut map) = out.map(total)?
     {
         map[..header.len()].copy_from_slice(&header);
-        view.read_bytes_into(&mut map[header.len()..]).await?;
+        let prefault = crate::prefault::Prefault::start(&map);
+        let read = view.read_bytes_into(&mut map[header.len()..]).await;
+        drop(prefault);
+        read?;
         // (with `fsync`, the commit's fsync also writes the pages dirtied through the map)
         drop(map);
         return out.commit();

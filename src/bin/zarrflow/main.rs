@@ -21,6 +21,7 @@ mod input;
 mod outfile;
 mod output;
 mod parse;
+mod prefault;
 mod progress;
 mod quote;
 mod select;
