@@ -115,7 +115,9 @@ async fn read_to_npy_file(
         && let Some(mut map) = out.map(total)?
     {
         map[..header.len()].copy_from_slice(&header);
-        let prefault = crate::prefault::Prefault::start(&map);
+        // SAFETY: `prefault` is dropped before `map`: explicitly below, and, when this
+        // future is dropped or unwinds first, as the later of the two locals.
+        let prefault = unsafe { crate::prefault::Prefault::start(&map) };
         let read = view.read_bytes_into(&mut map[header.len()..]).await;
         drop(prefault);
         read?;
