@@ -117,23 +117,22 @@ pub(crate) async fn collect_pieces(
     // a run of small pieces not yet kept, and its length
     let mut run: Vec<Bytes> = Vec::new();
     let mut run_len = 0usize;
-    // the run becomes one piece, copied unless it is the whole body in one piece
-    let flush = |run: &mut Vec<Bytes>, run_len: &mut usize, pieces: &mut Vec<Bytes>, end: bool| {
-        if run.len() == 1 && end && pieces.is_empty() {
-            pieces.extend(run.pop());
-        } else if !run.is_empty() {
-            let mut joined = Vec::new();
-            joined
-                .try_reserve_exact(*run_len)
-                .map_err(|_| StoreError::OutOfMemory {
-                    url: url.to_string(),
-                    bytes: *run_len as u64,
-                })?;
-            for piece in run.drain(..) {
-                joined.extend_from_slice(&piece);
-            }
-            pieces.push(Bytes::from(joined));
+    // the run, copied into one piece
+    let join = |run: &mut Vec<Bytes>, run_len: &mut usize, pieces: &mut Vec<Bytes>| {
+        if run.is_empty() {
+            return Ok(());
         }
+        let mut joined = Vec::new();
+        joined
+            .try_reserve_exact(*run_len)
+            .map_err(|_| StoreError::OutOfMemory {
+                url: url.to_string(),
+                bytes: *run_len as u64,
+            })?;
+        for piece in run.drain(..) {
+            joined.extend_from_slice(&piece);
+        }
+        pieces.push(Bytes::from(joined));
         *run_len = 0;
         Ok::<_, StoreError>(())
     };
@@ -148,17 +147,22 @@ pub(crate) async fn collect_pieces(
             });
         }
         if piece.len() >= MIN_KEPT_PIECE {
-            flush(&mut run, &mut run_len, &mut pieces, false)?;
+            join(&mut run, &mut run_len, &mut pieces)?;
             pieces.push(piece);
         } else if !piece.is_empty() {
             run_len += piece.len();
             run.push(piece);
             if run_len >= MIN_KEPT_PIECE {
-                flush(&mut run, &mut run_len, &mut pieces, false)?;
+                join(&mut run, &mut run_len, &mut pieces)?;
             }
         }
     }
-    flush(&mut run, &mut run_len, &mut pieces, true)?;
+    if pieces.is_empty() && run.len() == 1 {
+        // the whole body in one small piece: kept as it came
+        pieces = run;
+    } else {
+        join(&mut run, &mut run_len, &mut pieces)?;
+    }
     if got != expected {
         return Err(StoreError::ShortRead {
             url: url.to_string(),

@@ -135,8 +135,7 @@ impl FetchedObject {
                 if range.is_empty() {
                     return Ok(Bytes::new());
                 }
-                let i = ends.partition_point(|&end| end <= range.start);
-                let start = ends[i] - pieces[i].len() as u64;
+                let (i, start) = piece_at(pieces, ends, range.start);
                 if range.end <= ends[i] {
                     let (a, b) = (range.start - start, range.end - start);
                     return Ok(pieces[i].slice(a as usize..b as usize));
@@ -216,15 +215,13 @@ impl FetchedObject {
                 url: self.url.clone(),
                 bytes: len as u64,
             })?;
-        let mut i = ends.partition_point(|&end| end <= range.start);
         let mut at = range.start;
         while at < range.end {
-            let start = ends[i] - pieces[i].len() as u64;
+            let (i, start) = piece_at(pieces, ends, at);
             let from = (at - start) as usize;
             let n = (pieces[i].len() - from).min((range.end - at) as usize);
             out.extend_from_slice(&pieces[i][from..from + n]);
             at += n as u64;
-            i += 1;
         }
         Ok(())
     }
@@ -240,6 +237,13 @@ impl FetchedObject {
         }
         Ok(())
     }
+}
+
+/// The piece holding object offset `at` (below the object's size), and the object offset
+/// where that piece starts.
+fn piece_at(pieces: &[Bytes], ends: &[u64], at: u64) -> (usize, u64) {
+    let i = ends.partition_point(|&end| end <= at);
+    (i, ends[i] - pieces[i].len() as u64)
 }
 
 #[cfg(test)]
