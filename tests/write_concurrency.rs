@@ -2,6 +2,7 @@
 //! read in place (a remote one) or that fsyncs, at most `local_write_concurrency` (default
 //! 2) on one that reads in place (local files, memory), where a PUT is CPU work rather than
 //! a wait. Observed through a store whose PUTs wait 50 ms and count how many are in flight.
+//! And where a remote store's PUTs run: as tasks of the runtime, off the caller's thread.
 
 mod common;
 
@@ -100,4 +101,57 @@ fn stores_opened_on_local_paths_and_memory_read_in_place() {
     assert!(local.reads_in_place());
     let memory = Store::open("memory://in-place", StoreOptions::default()).unwrap();
     assert!(memory.reads_in_place());
+}
+
+/// An in-memory store that records the name of the thread each PUT runs on.
+#[derive(Default)]
+struct PutThreads {
+    inner: InMemory,
+    names: std::sync::Mutex<Vec<String>>,
+}
+
+put_wrapper!(PutThreads, |this, location, payload, opts| {
+    let name = std::thread::current().name().unwrap_or("").to_string();
+    this.names.lock().unwrap().push(name);
+    this.inner.put_opts(location, payload, opts).await
+});
+
+/// A PUT to a remote store runs as a task of the runtime (`store/spawned.rs`), not inside
+/// the caller's poll: S3's client hashes each body there, which held up the write's other
+/// shards. Here the caller is this test's thread (`block_on`) and every PUT, metadata and
+/// shards alike, runs on one of the runtime's workers.
+#[test]
+fn a_remote_stores_puts_run_on_the_runtimes_workers_not_the_callers_thread() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("put-worker")
+        .enable_all()
+        .build()
+        .unwrap();
+    let backend = Arc::new(PutThreads::default());
+    let store = Store::from_object_store(
+        backend.clone(),
+        "",
+        "memory://put-threads",
+        StoreOptions::default(),
+    )
+    .unwrap();
+    let spec = ArraySpec::new(vec![16, 4], "uint16")
+        .shard_shape(vec![2, 4])
+        .inner_chunk_shape(vec![1, 4]);
+    let key = StoreKey::new("a").unwrap();
+    let values = ArrayD::from_shape_vec(IxDyn(&[16, 4]), (1..=64u16).collect()).unwrap();
+    rt.block_on(async {
+        let a = Array::create(&store, &key, &spec, ArrayOptions::default())
+            .await
+            .unwrap();
+        a.view().write(&values.view()).await.unwrap();
+        assert_eq!(a.view().read::<u16>().await.unwrap(), values);
+    });
+    let names = backend.names.lock().unwrap().clone();
+    assert_eq!(names.len(), 1 + 8, "the metadata and 8 shards: {names:?}");
+    assert!(
+        names.iter().all(|n| n == "put-worker"),
+        "PUTs ran on {names:?}"
+    );
 }
