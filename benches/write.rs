@@ -24,6 +24,17 @@
 //! that thread does after a call returns is outside the call's CPU time, where TensorStore
 //! frees them inside its calls.
 //! Without `.venv` the table says why TensorStore is missing.
+//!
+//! Then the same cases with 10 ms of latency: the three libraries write through one local
+//! S3-compatible server (`benches/peers/s3_latency.rs`, in memory, every answer 10 ms late),
+//! each into its own bucket, best of two more calls than the local cases (the first calls
+//! also open each library's connections): zarrflow (`s3://` URL) and zarrs (its async API
+//! over `zarrs_object_store`) through object_store's S3 client, with credentials, so every
+//! PUT's body is hashed for the signature; TensorStore through its `s3` kvstore (anonymous,
+//! and it hashes every body all the same). The table adds zarrflow's requests in its best
+//! call and the CPU time of the best calls, the server's threads left out of zarrflow's.
+//! `-- --s3-only` runs these cases alone; `-- --s3-only --profile N` zarrflow's whole-array
+//! write through the server alone, N times (its CPU time includes the server's threads).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -43,8 +54,13 @@ const UPDATE_REPS: usize = 25;
 
 #[path = "peers/cpu_time.rs"]
 mod cpu_time;
+#[path = "peers/s3_latency.rs"]
+mod s3_latency;
 #[path = "peers/tensorstore.rs"]
 mod tensorstore;
+
+/// The latency every request to the write benchmark's S3 server waits before its answer.
+const LATENCY: Duration = Duration::from_millis(10);
 
 /// Of `runs` calls of `f`: the best time, the last result and the process's CPU time (user +
 /// system, every thread) in the best call.
@@ -149,7 +165,11 @@ fn main() {
     // `-- --profile N [small]`: zarrflow's whole-array write alone (or, with `small`, its 100
     // small writes into one shard), N times, for `perf record`.
     let args: Vec<String> = std::env::args().collect();
-    if let Some(i) = args.iter().position(|a| a == "--profile") {
+    if let Some(i) = args
+        .iter()
+        .position(|a| a == "--profile")
+        .filter(|_| !args.iter().any(|a| a == "--s3-only"))
+    {
         let reps: usize = args.get(i + 1).and_then(|r| r.parse().ok()).unwrap_or(10);
         let small_writes = args.get(i + 2).is_some_and(|c| c == "small");
         if args.get(i + 2).is_some_and(|c| c == "update") {
@@ -233,6 +253,10 @@ fn main() {
         return;
     }
     let runs = if small { 5 } else { 3 };
+    if args.iter().any(|a| a == "--s3-only") {
+        s3_latency_cases(&rt, [n, shard, inner], &data, &values, runs + 2);
+        return;
+    }
     let (tz, _, _) = best(runs, || {
         zarray
             .store_array_subset(&all, data.as_slice())
@@ -383,6 +407,7 @@ fn main() {
         println!("check: TensorStore's array holds the same values");
     }
     print_table(&cases, &peer);
+    s3_latency_cases(&rt, [n, shard, inner], &data, &values, runs + 2);
 }
 
 /// The closing table: every library's time, zarrflow's over the best peer's, zarrflow's and
@@ -429,6 +454,309 @@ fn print_table(cases: &[Case], peer: &Result<serde_json::Value, String>) {
             ms(Some(c.ours_cpu)),
             ms(ts_case.and_then(tensorstore::cpu)),
             ms(Some(c.ours_cpu / cores as u32))
+        );
+    }
+}
+
+/// The same cases with 10 ms of latency on every request: the three libraries write through
+/// one local S3-compatible server (`peers/s3_latency.rs`), each into its own bucket; zarrflow
+/// and zarrs through object_store's S3 client (signed requests, so each PUT's body is hashed
+/// for `x-amz-content-sha256`), zarrs with its async API (`AsyncObjectStore`), TensorStore with
+/// its `s3` kvstore (anonymous, and it hashes each body all the same). Prints each library's
+/// best time, zarrflow's over the best peer's, and the requests of zarrflow's best call.
+fn s3_latency_cases(
+    rt: &tokio::runtime::Runtime,
+    [n, shard, inner]: [u64; 3],
+    data: &[u16],
+    values: &ArrayD<u16>,
+    runs: usize,
+) {
+    use zarrs::storage::AsyncReadableWritableStorageTraits;
+    let server = s3_latency::S3LatencyServer::start(LATENCY);
+    println!();
+    println!(
+        "with {} ms latency (a local S3-compatible server answering every request {} ms late; \
+         each library writes its own bucket):",
+        LATENCY.as_millis(),
+        LATENCY.as_millis()
+    );
+    let shape = vec![n; 3];
+    let s0 = if n == shard { 0 } else { shard };
+
+    // zarrflow
+    let store = Store::open(
+        "s3://zarrflow/a",
+        StoreOptions::default()
+            .with_backend_option("aws_endpoint", &server.endpoint)
+            .with_backend_option("aws_allow_http", "true")
+            .with_backend_option("aws_access_key_id", "bench")
+            .with_backend_option("aws_secret_access_key", "bench")
+            .with_backend_option("aws_region", "us-east-1"),
+    )
+    .expect("zarrflow S3 store");
+    let spec = ArraySpec::new(shape.clone(), "uint16")
+        .shard_shape(vec![shard; 3])
+        .inner_chunk_shape(vec![inner; 3]);
+    let ours = rt
+        .block_on(Array::create(
+            &store,
+            &StoreKey::new("a").expect("key"),
+            &spec,
+            ArrayOptions::default(),
+        ))
+        .expect("zarrflow array on S3");
+
+    // zarrs
+    let backend = object_store::aws::AmazonS3Builder::new()
+        .with_endpoint(&server.endpoint)
+        .with_allow_http(true)
+        .with_bucket_name("zarrs")
+        .with_region("us-east-1")
+        .with_access_key_id("bench")
+        .with_secret_access_key("bench")
+        .build()
+        .expect("zarrs S3 store");
+    let zstore: Arc<dyn AsyncReadableWritableStorageTraits> =
+        Arc::new(zarrs_object_store::AsyncObjectStore::new(backend));
+    let mut sb = ShardingCodecBuilder::new(
+        vec![std::num::NonZeroU64::new(inner).expect("nonzero"); 3],
+        &data_type::uint16(),
+    );
+    sb.bytes_to_bytes_codecs(vec![Arc::new(ZstdCodec::new(0, false))]);
+    let zarray = ArrayBuilder::new(shape.clone(), vec![shard; 3], data_type::uint16(), 0u16)
+        .array_to_bytes_codec(sb.build_arc())
+        .build(zstore, "/a")
+        .expect("zarrs array");
+    rt.block_on(zarray.async_store_metadata())
+        .expect("zarrs metadata");
+
+    // `-- --s3-only --profile N`: zarrflow's whole-array write alone, N times (`perf record`).
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--profile") {
+        let reps: usize = args.get(i + 1).and_then(|r| r.parse().ok()).unwrap_or(10);
+        for _ in 0..reps {
+            let (_, wall, cpu) = cpu_time::timed(|| {
+                rt.block_on(ours.view().write(&values.view()))
+                    .expect("zarrflow write")
+            });
+            println!(
+                "write whole over S3 zarrflow: {:.1} ms (CPU {:.1} ms, the server's included)",
+                wall.as_secs_f64() * 1e3,
+                cpu.as_secs_f64() * 1e3
+            );
+        }
+        return;
+    }
+    let mut rows: Vec<(
+        &str,
+        Duration,
+        Duration,
+        Duration,
+        s3_latency::S3Counts,
+        &str,
+    )> = Vec::new();
+    let mut measure = |name: &'static str,
+                       peer_case: &'static str,
+                       reps: usize,
+                       zarrs_call: &mut dyn FnMut(),
+                       ours_call: &mut dyn FnMut()| {
+        let (tz, _, _) = best(reps, &mut *zarrs_call);
+        let mut counts = s3_latency::S3Counts::default();
+        let (mut tf, mut cf) = (Duration::MAX, Duration::ZERO);
+        for _ in 0..reps {
+            server.reset();
+            let server_before = server.cpu();
+            let ((), wall, cpu) = cpu_time::timed(&mut *ours_call);
+            if wall < tf {
+                let server_cpu = server.cpu().saturating_sub(server_before);
+                (tf, cf, counts) = (wall, cpu.saturating_sub(server_cpu), server.counts());
+            }
+        }
+        rows.push((name, tz, tf, cf, counts, peer_case));
+    };
+
+    let all = ArraySubset::new_with_shape(shape.clone());
+    measure(
+        "write whole array",
+        "write whole",
+        runs,
+        &mut || {
+            rt.block_on(zarray.async_store_array_subset(&all, data))
+                .expect("zarrs write")
+        },
+        &mut || {
+            rt.block_on(ours.view().write(&values.view()))
+                .expect("zarrflow write")
+        },
+    );
+
+    let region = [
+        s0 + inner..s0 + 2 * inner,
+        s0 + inner..s0 + 2 * inner,
+        s0..s0 + inner,
+    ];
+    let chunk_vals: Vec<u16> = (0..inner.pow(3)).map(|i| (i % 1000) as u16 + 7).collect();
+    let sub = ArraySubset::new_with_ranges(&region);
+    let sel = zarrflow::index::Selection::parse(&format!(
+        "{}:{}, {}:{}, {}:{}",
+        region[0].start,
+        region[0].end,
+        region[1].start,
+        region[1].end,
+        region[2].start,
+        region[2].end
+    ))
+    .expect("selection");
+    let view = ours.view().get(&sel).expect("view");
+    let chunk_arr =
+        ArrayD::from_shape_vec(IxDyn(&[inner as usize; 3]), chunk_vals.clone()).expect("shape");
+    measure(
+        "update one inner chunk inside a shard",
+        "update one inner chunk",
+        UPDATE_REPS,
+        &mut || {
+            rt.block_on(zarray.async_store_array_subset(&sub, chunk_vals.as_slice()))
+                .expect("zarrs update")
+        },
+        &mut || {
+            rt.block_on(view.write(&chunk_arr.view()))
+                .expect("zarrflow update")
+        },
+    );
+
+    let points: Vec<[u64; 3]> = (0..100u64)
+        .map(|i| {
+            [
+                s0 + (i * 37) % shard,
+                s0 + (i * 11) % shard,
+                s0 + (i * 5) % shard,
+            ]
+        })
+        .collect();
+    let views: Vec<_> = points
+        .iter()
+        .map(|p| {
+            let s = zarrflow::index::Selection::parse(&format!("{}, {}, {}", p[0], p[1], p[2]))
+                .expect("sel");
+            ours.view().get(&s).expect("view")
+        })
+        .collect();
+    let mut zarrs_small = || {
+        rt.block_on(async {
+            for (i, p) in points.iter().enumerate() {
+                let s =
+                    ArraySubset::new_with_ranges(&[p[0]..p[0] + 1, p[1]..p[1] + 1, p[2]..p[2] + 1]);
+                zarray
+                    .async_store_array_subset(&s, &[i as u16][..])
+                    .await
+                    .expect("zarrs small write");
+            }
+        })
+    };
+    measure(
+        "100 small writes into one shard (no batch)",
+        "100 small writes",
+        runs,
+        &mut zarrs_small,
+        &mut || {
+            rt.block_on(async {
+                for (i, v) in views.iter().enumerate() {
+                    v.write_scalar(i as u16)
+                        .await
+                        .expect("zarrflow small write");
+                }
+            })
+        },
+    );
+    measure(
+        "100 small writes into one shard (zarrflow batch)",
+        "100 small writes (transaction)",
+        runs,
+        &mut zarrs_small,
+        &mut || {
+            let mut batch = ours.batch();
+            for (i, v) in views.iter().enumerate() {
+                batch.stage_scalar(v, i as u16).expect("stage");
+            }
+            rt.block_on(batch.commit()).expect("commit");
+        },
+    );
+
+    // The three arrays hold the same values.
+    let a: Vec<u16> = rt
+        .block_on(zarray.async_retrieve_array_subset(&all))
+        .expect("zarrs read");
+    let b = rt
+        .block_on(ours.view().read::<u16>())
+        .expect("zarrflow read");
+    assert_eq!(
+        a.as_slice(),
+        b.as_slice().expect("contiguous"),
+        "both libraries hold the same data on S3"
+    );
+    let peer = tensorstore::run(&[
+        "write-s3".into(),
+        server.endpoint.clone(),
+        "tensorstore".into(),
+        "a/".into(),
+        n.to_string(),
+        shard.to_string(),
+        inner.to_string(),
+        runs.to_string(),
+    ]);
+    if let Ok(p) = &peer {
+        let ours_sum: u64 = b.iter().map(|&v| v as u64).sum();
+        assert_eq!(
+            tensorstore::checksum(&p["sum"]),
+            Some(ours_sum),
+            "TensorStore's array on S3 holds the same values"
+        );
+    }
+    println!(
+        "check: the three arrays hold identical values; stored bytes: zarrflow {:.1} MiB, \
+         zarrs {:.1} MiB, TensorStore {:.1} MiB",
+        server.stored_bytes("zarrflow/") as f64 / (1 << 20) as f64,
+        server.stored_bytes("zarrs/") as f64 / (1 << 20) as f64,
+        server.stored_bytes("tensorstore/") as f64 / (1 << 20) as f64
+    );
+    if let Err(why) = &peer {
+        println!("TensorStore is not in this run: {why}");
+    }
+    let ms = |d: Option<Duration>| {
+        d.map_or("—".to_string(), |d| {
+            format!("{:.1}", d.as_secs_f64() * 1e3)
+        })
+    };
+    println!(
+        "times in ms (best of {runs}); CPU: user + system time in the best call, the server's \
+         threads left out of zarrflow's (TensorStore runs in a process of its own)"
+    );
+    println!(
+        "| {:<48} | {:>9} | {:>9} | {:>11} | {:>16} | {:>12} | {:>15} | {:>26} |",
+        "case (10 ms S3)",
+        "zarrflow",
+        "zarrs",
+        "TensorStore",
+        "zarrflow / best",
+        "zarrflow CPU",
+        "TensorStore CPU",
+        "zarrflow requests GET/PUT/other"
+    );
+    println!("|{}|", ["---"; 8].join("|"));
+    for (name, tz, tf, cf, counts, peer_case) in rows {
+        let ts_case = peer.as_ref().ok().map(|p| &p[peer_case]);
+        let ts = ts_case.and_then(tensorstore::seconds);
+        let best_peer = ts.map_or(tz, |t| t.min(tz));
+        println!(
+            "| {:<48} | {:>9} | {:>9} | {:>11} | {:>15.2}x | {:>12} | {:>15} | {:>26} |",
+            name,
+            ms(Some(tf)),
+            ms(Some(tz)),
+            ms(ts),
+            tf.as_secs_f64() / best_peer.as_secs_f64(),
+            ms(Some(cf)),
+            ms(ts_case.and_then(tensorstore::cpu)),
+            format!("{}/{}/{}", counts.get, counts.put, counts.other)
         );
     }
 }

@@ -22,6 +22,11 @@ zarrflow's and zarrs' are.
         do) -> {"write whole": [s, null, cpu_s], "update one inner chunk": [...],
                 "100 small writes": [...], "100 small writes (transaction)": [...],
                 "sum": final sum}
+    python tensorstore_peer.py write-s3 ENDPOINT BUCKET PATH N SHARD INNER REPS
+        the same cases into a new array at s3://BUCKET/PATH of the S3-compatible server at
+        ENDPOINT (the write benchmark's delaying server, benches/peers/s3_latency.rs), with
+        anonymous credentials (TensorStore still hashes every body for its requests'
+        x-amz-content-sha256, as object_store does when it signs them)
 """
 
 import json
@@ -79,10 +84,10 @@ def read_cases(kvstore, reps, sub, points_file, only=None):
     return out
 
 
-def write_cases(path, n, shard, inner, reps):
+def write_cases(kvstore, n, shard, inner, reps):
     spec = {
         "driver": "zarr3",
-        "kvstore": {"driver": "file", "path": path},
+        "kvstore": kvstore,
         "metadata": {
             "shape": [n] * 3,
             "data_type": "uint16",
@@ -153,7 +158,18 @@ def main():
         out = read_cases({"driver": "http", "base_url": url}, reps, sub, points, case)
     elif mode == "write":
         path, n, shard, inner, reps = sys.argv[2], *map(int, sys.argv[3:7])
-        out = write_cases(path, n, shard, inner, reps)
+        out = write_cases({"driver": "file", "path": path}, n, shard, inner, reps)
+    elif mode == "write-s3":
+        endpoint, bucket, path, n, shard, inner, reps = *sys.argv[2:5], *map(int, sys.argv[5:9])
+        kvstore = {
+            "driver": "s3",
+            "bucket": bucket,
+            "path": path,
+            "endpoint": endpoint,
+            "aws_region": "us-east-1",
+            "aws_credentials": {"type": "anonymous"},
+        }
+        out = write_cases(kvstore, n, shard, inner, reps)
     else:
         raise SystemExit(f"unknown mode {mode!r}")
     json.dump(out, sys.stdout)

@@ -1,0 +1,483 @@
+//! A local, in-memory S3-compatible server with injected latency, so that every library in
+//! the write benchmark (zarrflow, zarrs and TensorStore, whose process cannot use an
+//! in-process store wrapper) writes through the same delay. Included by the write benchmark
+//! with `#[path]`.
+//!
+//! It answers what the three clients send for the benchmark's cases, path-style
+//! (`/BUCKET/KEY`), and ignores request signatures:
+//! - `PUT` of an object, honouring `If-Match: ETAG` (412 when the object changed, 404 when it
+//!   is gone) and `If-None-Match: *` (412 when it exists), as S3 does; `PUT /BUCKET` is
+//!   accepted (bucket creation);
+//! - `GET` and `HEAD` with one byte range (`a-b`, `a-`, `-n`), `If-Match` (412) and
+//!   `If-None-Match` (304);
+//! - `DELETE`;
+//! - `GET /BUCKET?list-type=2&prefix=P[&delimiter=/]` (ListObjectsV2, one page).
+//!
+//! An `ETag` is a counter, so storing a body costs a copy and nothing else: moto (Python)
+//! and s3s-fs (which hashes every body with MD5, ~190 ms of CPU for the benchmark's 116 MB)
+//! would spend more of the machine's two cores than the clients they serve. A body is
+//! received into a buffer recycled from an object replaced earlier (the benchmark rewrites
+//! the same 64 shards call after call): receiving each body into fresh memory cost the
+//! server about 30 ms of page faults per 256 MiB write, on the cores the clients use, which
+//! a remote server would not. Every request
+//! is read whole, then waits the delay, then is answered: the delay is a time to first byte,
+//! as in the read benchmark's HTTP server. The server runs on a runtime of its own (two
+//! threads) and counts the requests it answers, by method.
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Method, Request, Response, StatusCode, header};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto::Builder as ConnBuilder;
+
+/// Requests answered, by method.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct S3Counts {
+    /// GETs of objects (listings apart).
+    pub get: u64,
+    /// PUTs of objects.
+    pub put: u64,
+    /// HEADs, DELETEs and listings.
+    pub other: u64,
+}
+
+/// An object's bytes (shared with the GETs answering from it) and its ETag's number.
+type Object = (Arc<Vec<u8>>, u64);
+
+/// Buffers kept for reuse at most.
+const SPARE_BUFFERS: usize = 256;
+
+#[derive(Default)]
+struct State {
+    objects: Mutex<BTreeMap<String, Object>>,
+    /// Buffers of replaced or deleted objects, for the next bodies.
+    spare: Mutex<Vec<Vec<u8>>>,
+    next_etag: AtomicU64,
+    get: AtomicU64,
+    put: AtomicU64,
+    other: AtomicU64,
+}
+
+/// A running server; it stops when dropped.
+pub struct S3LatencyServer {
+    /// `http://127.0.0.1:PORT`
+    pub endpoint: String,
+    state: Arc<State>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl S3LatencyServer {
+    /// An empty server that waits `delay` before every answer.
+    pub fn start(delay: Duration) -> S3LatencyServer {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("s3-latency")
+            .enable_all()
+            .build()
+            .expect("server runtime");
+        let state = Arc::new(State::default());
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind(("127.0.0.1", 0)))
+            .expect("bind 127.0.0.1");
+        let addr = listener.local_addr().expect("local address");
+        let s = state.clone();
+        runtime.spawn(async move {
+            let http = ConnBuilder::new(TokioExecutor::new());
+            loop {
+                let Ok((socket, _)) = listener.accept().await else {
+                    continue;
+                };
+                let _ = socket.set_nodelay(true);
+                let s = s.clone();
+                let service =
+                    hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                        let s = s.clone();
+                        async move {
+                            let (parts, mut body) = req.into_parts();
+                            let announced = parts
+                                .headers
+                                .get(header::CONTENT_LENGTH)
+                                .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
+                                .unwrap_or(0);
+                            let mut buf = s.spare_buffer(announced);
+                            while let Some(frame) = body.frame().await {
+                                match frame {
+                                    Ok(f) => {
+                                        if let Some(data) = f.data_ref() {
+                                            buf.extend_from_slice(data);
+                                        }
+                                    }
+                                    Err(_) => return Ok(status(StatusCode::BAD_REQUEST)),
+                                }
+                            }
+                            tokio::time::sleep(delay).await;
+                            Ok::<_, Infallible>(answer(&s, Request::from_parts(parts, buf)))
+                        }
+                    });
+                let conn = http
+                    .serve_connection(TokioIo::new(socket), service)
+                    .into_owned();
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+            }
+        });
+        S3LatencyServer {
+            endpoint: format!("http://{addr}"),
+            state,
+            runtime: Some(runtime),
+        }
+    }
+
+    /// The requests answered since the last reset.
+    pub fn counts(&self) -> S3Counts {
+        S3Counts {
+            get: self.state.get.load(Ordering::Relaxed),
+            put: self.state.put.load(Ordering::Relaxed),
+            other: self.state.other.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Sets the counts to zero.
+    pub fn reset(&self) {
+        for c in [&self.state.get, &self.state.put, &self.state.other] {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// The CPU time (user + system) the server's threads have used so far, read from
+    /// `/proc/self/task/*/stat` (zero where that is not available): the part of the
+    /// process's CPU time that is the server's, not the client's.
+    pub fn cpu(&self) -> Duration {
+        let tick = 1.0 / (unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64);
+        let mut total = 0.0;
+        for task in std::fs::read_dir("/proc/self/task")
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+                continue;
+            };
+            // "pid (comm) state ..." with utime and stime the 14th and 15th fields
+            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+                continue;
+            };
+            if &stat[open + 1..close] != "s3-latency" {
+                continue;
+            }
+            let fields: Vec<&str> = stat[close + 2..].split(' ').collect();
+            let ticks = |i: usize| {
+                fields
+                    .get(i)
+                    .and_then(|f| f.parse::<f64>().ok())
+                    .unwrap_or(0.0)
+            };
+            // after the comm: state is field 0, utime 11, stime 12
+            total += (ticks(11) + ticks(12)) * tick;
+        }
+        Duration::from_secs_f64(total)
+    }
+
+    /// The stored bytes of objects whose keys start with `prefix` (`BUCKET/KEY...`).
+    pub fn stored_bytes(&self, prefix: &str) -> u64 {
+        let objects = self.state.objects.lock().expect("objects");
+        objects
+            .range(prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(_, (b, _))| b.len() as u64)
+            .sum()
+    }
+}
+
+impl State {
+    /// An empty buffer for a body of `len` bytes: the smallest spare one that holds it, or
+    /// a new one.
+    fn spare_buffer(&self, len: usize) -> Vec<u8> {
+        let mut spare = self.spare.lock().expect("spare buffers");
+        let fit = spare
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.capacity() >= len)
+            .min_by_key(|(_, b)| b.capacity())
+            .map(|(i, _)| i);
+        match fit {
+            Some(i) => spare.swap_remove(i),
+            None => Vec::with_capacity(len),
+        }
+    }
+
+    /// Keeps `buf` for a later body (when no GET still holds it).
+    fn recycle(&self, buf: Arc<Vec<u8>>) {
+        if let Ok(mut buf) = Arc::try_unwrap(buf) {
+            let mut spare = self.spare.lock().expect("spare buffers");
+            if spare.len() < SPARE_BUFFERS {
+                buf.clear();
+                spare.push(buf);
+            }
+        }
+    }
+}
+
+impl Drop for S3LatencyServer {
+    fn drop(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+type Answer = Response<Full<Bytes>>;
+
+/// An object's buffer as the owner of a response body (no copy).
+struct ArcBytes(Arc<Vec<u8>>);
+
+impl AsRef<[u8]> for ArcBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_slice()
+    }
+}
+
+fn status(code: StatusCode) -> Answer {
+    let mut r = Response::new(Full::new(Bytes::new()));
+    *r.status_mut() = code;
+    r
+}
+
+fn with_body(code: StatusCode, body: Bytes, headers: &[(header::HeaderName, String)]) -> Answer {
+    let mut r = Response::new(Full::new(body));
+    *r.status_mut() = code;
+    for (k, v) in headers {
+        r.headers_mut()
+            .insert(k.clone(), v.parse().expect("header value"));
+    }
+    r
+}
+
+fn error(code: StatusCode, s3_code: &str) -> Answer {
+    with_body(
+        code,
+        Bytes::from(format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>{s3_code}</Code>\
+             <Message>{s3_code}</Message></Error>"
+        )),
+        &[(header::CONTENT_TYPE, "application/xml".into())],
+    )
+}
+
+/// Every object's `Last-Modified` (object_store requires the header; no client here reads it).
+const LAST_MODIFIED: &str = "Thu, 01 Jan 2026 00:00:00 GMT";
+
+fn etag(n: u64) -> String {
+    format!("\"{n}\"")
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2]))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(if b[i] == b'+' { b' ' } else { b[i] });
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn query(req: &Request<Vec<u8>>, name: &str) -> Option<String> {
+    req.uri().query()?.split('&').find_map(|kv| {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        (k == name).then(|| percent_decode(v))
+    })
+}
+
+fn header_str(req: &Request<Vec<u8>>, name: header::HeaderName) -> Option<&str> {
+    req.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+/// The byte range `[start, end)` of a `Range: bytes=...` header over `len` bytes; `None` when
+/// it cannot be satisfied.
+fn byte_range(spec: &str, len: u64) -> Option<(u64, u64)> {
+    let spec = spec.strip_prefix("bytes=")?;
+    let (a, b) = spec.split_once('-')?;
+    if a.is_empty() {
+        let n: u64 = b.parse().ok()?;
+        return (n > 0 && len > 0).then(|| (len.saturating_sub(n), len));
+    }
+    let start: u64 = a.parse().ok()?;
+    let end = if b.is_empty() {
+        len
+    } else {
+        (b.parse::<u64>().ok()? + 1).min(len)
+    };
+    (start < len && start < end).then_some((start, end))
+}
+
+fn answer(s: &State, req: Request<Vec<u8>>) -> Answer {
+    let path = percent_decode(req.uri().path().trim_start_matches('/'));
+    let Some((bucket, key)) = path.split_once('/').filter(|(_, k)| !k.is_empty()) else {
+        // bucket-level requests: creation, and listings
+        s.other.fetch_add(1, Ordering::Relaxed);
+        let bucket = path.trim_end_matches('/');
+        return match *req.method() {
+            Method::GET if query(&req, "list-type").is_some() => list(s, bucket, &req),
+            Method::PUT | Method::HEAD => status(StatusCode::OK),
+            _ => error(StatusCode::NOT_IMPLEMENTED, "NotImplemented"),
+        };
+    };
+    let full = format!("{bucket}/{key}");
+    let if_match = header_str(&req, header::IF_MATCH).map(str::to_string);
+    let if_none_match = header_str(&req, header::IF_NONE_MATCH).map(str::to_string);
+    match *req.method() {
+        Method::PUT => {
+            s.put.fetch_add(1, Ordering::Relaxed);
+            let body = Arc::new(req.into_body());
+            let mut objects = s.objects.lock().expect("objects");
+            let current = objects.get(&full).map(|(_, e)| etag(*e));
+            let refusal = match (&if_match, &current) {
+                (Some(_), None) => Some(error(StatusCode::NOT_FOUND, "NoSuchKey")),
+                (Some(want), Some(e)) if e != want => {
+                    Some(error(StatusCode::PRECONDITION_FAILED, "PreconditionFailed"))
+                }
+                _ if if_none_match.as_deref() == Some("*") && current.is_some() => {
+                    Some(error(StatusCode::PRECONDITION_FAILED, "PreconditionFailed"))
+                }
+                _ => None,
+            };
+            if let Some(refusal) = refusal {
+                drop(objects);
+                s.recycle(body);
+                return refusal;
+            }
+            let n = s.next_etag.fetch_add(1, Ordering::Relaxed) + 1;
+            let old = objects.insert(full, (body, n));
+            drop(objects);
+            if let Some((old, _)) = old {
+                s.recycle(old);
+            }
+            with_body(StatusCode::OK, Bytes::new(), &[(header::ETAG, etag(n))])
+        }
+        Method::GET | Method::HEAD => {
+            let head = req.method() == Method::HEAD;
+            if head {
+                s.other.fetch_add(1, Ordering::Relaxed);
+            } else {
+                s.get.fetch_add(1, Ordering::Relaxed);
+            }
+            let Some((body, n)) = s.objects.lock().expect("objects").get(&full).cloned() else {
+                return error(StatusCode::NOT_FOUND, "NoSuchKey");
+            };
+            let tag = etag(n);
+            if if_match.as_ref().is_some_and(|m| m != "*" && *m != tag) {
+                return error(StatusCode::PRECONDITION_FAILED, "PreconditionFailed");
+            }
+            if if_none_match
+                .as_ref()
+                .is_some_and(|m| m == "*" || *m == tag)
+            {
+                return with_body(
+                    StatusCode::NOT_MODIFIED,
+                    Bytes::new(),
+                    &[(header::ETAG, tag)],
+                );
+            }
+            let len = body.len() as u64;
+            let body = Bytes::from_owner(ArcBytes(body));
+            let mut headers = vec![
+                (header::ETAG, tag),
+                (header::LAST_MODIFIED, LAST_MODIFIED.to_string()),
+            ];
+            let (code, part) = match header_str(&req, header::RANGE) {
+                None => (StatusCode::OK, body),
+                Some(spec) => {
+                    let Some((a, b)) = byte_range(spec, len) else {
+                        return error(StatusCode::RANGE_NOT_SATISFIABLE, "InvalidRange");
+                    };
+                    headers.push((header::CONTENT_RANGE, format!("bytes {a}-{}/{len}", b - 1)));
+                    (
+                        StatusCode::PARTIAL_CONTENT,
+                        body.slice(a as usize..b as usize),
+                    )
+                }
+            };
+            if head {
+                headers.push((header::CONTENT_LENGTH, part.len().to_string()));
+                with_body(code, Bytes::new(), &headers)
+            } else {
+                with_body(code, part, &headers)
+            }
+        }
+        Method::DELETE => {
+            s.other.fetch_add(1, Ordering::Relaxed);
+            let old = s.objects.lock().expect("objects").remove(&full);
+            if let Some((old, _)) = old {
+                s.recycle(old);
+            }
+            status(StatusCode::NO_CONTENT)
+        }
+        _ => error(StatusCode::NOT_IMPLEMENTED, "NotImplemented"),
+    }
+}
+
+/// ListObjectsV2, in one page: keys under `prefix`, grouped at `delimiter` when given.
+fn list(s: &State, bucket: &str, req: &Request<Vec<u8>>) -> Answer {
+    let prefix = query(req, "prefix").unwrap_or_default();
+    let delimiter = query(req, "delimiter").filter(|d| !d.is_empty());
+    let start = format!("{bucket}/{prefix}");
+    let objects = s.objects.lock().expect("objects");
+    let mut contents = String::new();
+    let mut prefixes: Vec<String> = Vec::new();
+    let mut count = 0;
+    for (full, (body, n)) in objects
+        .range(start.clone()..)
+        .take_while(|(k, _)| k.starts_with(&start))
+    {
+        let key = &full[bucket.len() + 1..];
+        let rest = &key[prefix.len()..];
+        if let Some(d) = &delimiter
+            && let Some(i) = rest.find(d.as_str())
+        {
+            let p = format!("{prefix}{}", &rest[..i + d.len()]);
+            if prefixes.last() != Some(&p) {
+                prefixes.push(p);
+                count += 1;
+            }
+            continue;
+        }
+        count += 1;
+        contents.push_str(&format!(
+            "<Contents><Key>{key}</Key><LastModified>2026-01-01T00:00:00.000Z</LastModified>\
+             <ETag>&quot;{n}&quot;</ETag><Size>{}</Size><StorageClass>STANDARD</StorageClass>\
+             </Contents>",
+            body.len()
+        ));
+    }
+    let common: String = prefixes
+        .iter()
+        .map(|p| format!("<CommonPrefixes><Prefix>{p}</Prefix></CommonPrefixes>"))
+        .collect();
+    with_body(
+        StatusCode::OK,
+        Bytes::from(format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult>\
+             <Name>{bucket}</Name><Prefix>{prefix}</Prefix><KeyCount>{count}</KeyCount>\
+             <MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated>{contents}{common}\
+             </ListBucketResult>"
+        )),
+        &[(header::CONTENT_TYPE, "application/xml".into())],
+    )
+}
