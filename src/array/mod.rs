@@ -38,6 +38,7 @@ mod explain;
 mod fixed_text;
 mod gate;
 mod inner_targets;
+mod key_locks;
 mod planned;
 mod pool;
 mod read;
@@ -73,6 +74,7 @@ pub use view::ArrayView;
 pub use vlen::VlenElement;
 
 use cache::IndexCache;
+use key_locks::KeyLocks;
 
 /// Default [`ArrayOptions::request_concurrency`]: shards (or chunks) fetched at once.
 pub const DEFAULT_REQUEST_CONCURRENCY: usize = 32;
@@ -283,12 +285,10 @@ pub(crate) struct Shared {
     pub(crate) dtype: DataType,
     pub(crate) options: ArrayOptions,
     pub(crate) index_cache: Option<IndexCache>,
-    /// Striped locks serialising read-modify-writes of one shard within this process.
-    pub(crate) locks: Vec<tokio::sync::Mutex<()>>,
+    /// A lock per shard (or chunk) key, serialising its read-modify-writes within this
+    /// process.
+    pub(crate) locks: KeyLocks,
 }
-
-/// Number of lock stripes per array.
-const LOCK_STRIPES: usize = 64;
 
 impl Shared {
     /// The store key of the shard (or chunk) at grid coordinates `coords`.
@@ -301,14 +301,6 @@ impl Shared {
             })
             .collect::<Result<_>>()?;
         Ok(self.node.chunk_key(&coords)?)
-    }
-
-    /// The lock guarding read-modify-writes of the shard (or chunk) at `key`.
-    pub(crate) fn lock_for(&self, key: &str) -> &tokio::sync::Mutex<()> {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        key.hash(&mut h);
-        &self.locks[(h.finish() as usize) % self.locks.len()]
     }
 }
 
@@ -403,9 +395,7 @@ impl Array {
                 dtype,
                 options,
                 index_cache,
-                locks: (0..LOCK_STRIPES)
-                    .map(|_| tokio::sync::Mutex::new(()))
-                    .collect(),
+                locks: KeyLocks::default(),
             }),
         })
     }

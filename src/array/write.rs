@@ -377,7 +377,7 @@ async fn write_target(
     target: Target,
 ) -> Result<()> {
     let key = shared.chunk_key(&target.coords)?;
-    let _guard = shared.lock_for(key.as_str()).lock().await;
+    let _guard = shared.locks.lock(key.as_str()).await;
     // after a conflict or an unknown outcome, an earlier attempt's bytes may be stored
     let mut verify = false;
     let mut unknown_outcomes = 0;
