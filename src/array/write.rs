@@ -18,7 +18,7 @@
 //! - inner chunks equal to the fill value are not stored, and a shard left empty is deleted
 //!   (unless [`ArrayOptions::store_empty_chunks`](super::ArrayOptions) is set).
 //!
-//! Writes from the same process to one shard are serialised by a striped lock; values are
+//! Writes from the same process to one shard are serialised by the shard's lock (`key_locks.rs`); values are
 //! applied in request C order, so a point written twice keeps the last value.
 
 use std::cmp::Reverse;
