@@ -40,7 +40,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ndarray::{ArrayD, IxDyn};
-use zarrflow::array::{Array, ArrayOptions};
+use zarrflow::array::{Array, ArrayOptions, ArrayView};
+use zarrflow::index::Selection;
 use zarrflow::metadata::ArraySpec;
 use zarrflow::store::{Store, StoreKey, StoreOptions};
 use zarrs::array::codec::{ShardingCodecBuilder, ZstdCodec};
@@ -97,6 +98,134 @@ fn row(name: &str, zarrs: Duration, ours: Duration) {
     );
 }
 
+/// The benchmark's array (`[n, shard, inner]`: n³ uint16, shards shard³, inner chunks
+/// inner³, zstd level 0), created by zarrflow at `a` in `store`.
+fn zarrflow_array(
+    rt: &tokio::runtime::Runtime,
+    store: &Store,
+    [n, shard, inner]: [u64; 3],
+) -> Array {
+    let spec = ArraySpec::new(vec![n; 3], "uint16")
+        .shard_shape(vec![shard; 3])
+        .inner_chunk_shape(vec![inner; 3]);
+    rt.block_on(Array::create(
+        store,
+        &StoreKey::new("a").expect("key"),
+        &spec,
+        ArrayOptions::default(),
+    ))
+    .expect("zarrflow array")
+}
+
+/// The same array for zarrs, at `/a` in `store` (its metadata not yet stored).
+fn zarrs_array<S: ?Sized>(store: Arc<S>, [n, shard, inner]: [u64; 3]) -> zarrs::array::Array<S> {
+    let mut sb = ShardingCodecBuilder::new(
+        vec![std::num::NonZeroU64::new(inner).expect("nonzero"); 3],
+        &data_type::uint16(),
+    );
+    sb.bytes_to_bytes_codecs(vec![Arc::new(ZstdCodec::new(0, false))]);
+    ArrayBuilder::new(vec![n; 3], vec![shard; 3], data_type::uint16(), 0u16)
+        .array_to_bytes_codec(sb.build_arc())
+        .build(store, "/a")
+        .expect("zarrs array")
+}
+
+/// Runs TensorStore's peer on the cases (`args` name the mode and where it writes; the
+/// layout and repetitions follow) and checks that its array ends holding `ours`' values.
+fn tensorstore_cases(
+    mut args: Vec<String>,
+    [n, shard, inner]: [u64; 3],
+    runs: usize,
+    ours: &ArrayD<u16>,
+) -> Result<serde_json::Value, String> {
+    args.extend([n, shard, inner, runs as u64].map(|v| v.to_string()));
+    let peer = tensorstore::run(&args);
+    if let Ok(p) = &peer {
+        let ours_sum: u64 = ours.iter().map(|&v| v as u64).sum();
+        assert_eq!(
+            tensorstore::checksum(&p["sum"]),
+            Some(ours_sum),
+            "TensorStore's array holds the same values ({})",
+            args[0]
+        );
+    }
+    peer
+}
+
+/// What the update and small-write cases write, the same for every library and store: one
+/// inner chunk rewritten inside shard (1, 1, 1) (shard (0, 0, 0) when the array is one shard
+/// wide), and single cells at 100 places in that shard.
+struct Workload {
+    /// The rewritten inner chunk's region.
+    region: [std::ops::Range<u64>; 3],
+    /// Its new values.
+    chunk: ArrayD<u16>,
+    /// The small writes' cells.
+    points: Vec<[u64; 3]>,
+}
+
+impl Workload {
+    fn new(n: u64, shard: u64, inner: u64) -> Workload {
+        let s0 = if n == shard { 0 } else { shard };
+        let cells: Vec<u16> = (0..inner.pow(3)).map(|i| (i % 1000) as u16 + 7).collect();
+        Workload {
+            region: [
+                s0 + inner..s0 + 2 * inner,
+                s0 + inner..s0 + 2 * inner,
+                s0..s0 + inner,
+            ],
+            chunk: ArrayD::from_shape_vec(IxDyn(&[inner as usize; 3]), cells).expect("shape"),
+            points: (0..100u64)
+                .map(|i| {
+                    [
+                        s0 + (i * 37) % shard,
+                        s0 + (i * 11) % shard,
+                        s0 + (i * 5) % shard,
+                    ]
+                })
+                .collect(),
+        }
+    }
+
+    /// The rewritten inner chunk's values, C order.
+    fn chunk_values(&self) -> &[u16] {
+        self.chunk.as_slice().expect("C order")
+    }
+
+    /// zarrs' subset of the rewritten inner chunk.
+    fn region_subset(&self) -> ArraySubset {
+        ArraySubset::new_with_ranges(&self.region)
+    }
+
+    /// zarrflow's view of the rewritten inner chunk.
+    fn region_view(&self, a: &Array) -> ArrayView {
+        let r = &self.region;
+        let sel = format!(
+            "{}:{}, {}:{}, {}:{}",
+            r[0].start, r[0].end, r[1].start, r[1].end, r[2].start, r[2].end
+        );
+        a.view()
+            .get(&Selection::parse(&sel).expect("selection"))
+            .expect("view")
+    }
+
+    /// zarrs' subset of one small write's cell.
+    fn point_subset(p: &[u64; 3]) -> ArraySubset {
+        ArraySubset::new_with_ranges(&[p[0]..p[0] + 1, p[1]..p[1] + 1, p[2]..p[2] + 1])
+    }
+
+    /// zarrflow's views of the small writes' cells.
+    fn point_views(&self, a: &Array) -> Vec<ArrayView> {
+        self.points
+            .iter()
+            .map(|p| {
+                let s = Selection::parse(&format!("{}, {}, {}", p[0], p[1], p[2])).expect("sel");
+                a.view().get(&s).expect("view")
+            })
+            .collect()
+    }
+}
+
 fn main() {
     // `cargo test --all-targets` runs bench targets without `--bench`: skip the heavy work.
     if !std::env::args().any(|a| a == "--bench") {
@@ -131,15 +260,7 @@ fn main() {
 
     // zarrs (sync FilesystemStore), the baseline.
     let zstore = Arc::new(FilesystemStore::new(dir.path().join("zarrs")).expect("zarrs store"));
-    let mut sb = ShardingCodecBuilder::new(
-        vec![std::num::NonZeroU64::new(inner).expect("nonzero"); 3],
-        &data_type::uint16(),
-    );
-    sb.bytes_to_bytes_codecs(vec![Arc::new(ZstdCodec::new(0, false))]);
-    let zarray = ArrayBuilder::new(shape.to_vec(), vec![shard; 3], data_type::uint16(), 0u16)
-        .array_to_bytes_codec(sb.build_arc())
-        .build(zstore, "/a")
-        .expect("zarrs array");
+    let zarray = zarrs_array(zstore, [n, shard, inner]);
     zarray.store_metadata().expect("metadata");
     let all = ArraySubset::new_with_shape(shape.to_vec());
 
@@ -149,18 +270,9 @@ fn main() {
         StoreOptions::default(),
     )
     .expect("store");
-    let spec = ArraySpec::new(shape.to_vec(), "uint16")
-        .shard_shape(vec![shard; 3])
-        .inner_chunk_shape(vec![inner; 3]);
-    let ours = rt
-        .block_on(Array::create(
-            &store,
-            &StoreKey::new("a").expect("key"),
-            &spec,
-            ArrayOptions::default(),
-        ))
-        .expect("zarrflow array");
+    let ours = zarrflow_array(&rt, &store, [n, shard, inner]);
     let values = ArrayD::from_shape_vec(IxDyn(&[n as usize; 3]), data.clone()).expect("shape");
+    let work = Workload::new(n, shard, inner);
 
     // `-- --profile N [small]`: zarrflow's whole-array write alone (or, with `small`, its 100
     // small writes into one shard), N times, for `perf record`.
@@ -177,25 +289,11 @@ fn main() {
             // update case does.
             rt.block_on(ours.view().write(&values.view()))
                 .expect("zarrflow write");
-            let sel = format!(
-                "{}:{}, {}:{}, {}:{}",
-                shard + inner,
-                shard + 2 * inner,
-                shard + inner,
-                shard + 2 * inner,
-                shard,
-                shard + inner
-            );
-            let view = ours
-                .view()
-                .get(&zarrflow::index::Selection::parse(&sel).expect("selection"))
-                .expect("view");
-            let cells: Vec<u16> = (0..inner.pow(3)).map(|i| (i % 1000) as u16 + 7).collect();
-            let chunk = ArrayD::from_shape_vec(IxDyn(&[inner as usize; 3]), cells).expect("shape");
+            let view = work.region_view(&ours);
             let mut times: Vec<f64> = (0..reps)
                 .map(|_| {
                     let t = Instant::now();
-                    rt.block_on(view.write(&chunk.view()))
+                    rt.block_on(view.write(&work.chunk.view()))
                         .expect("zarrflow update");
                     t.elapsed().as_secs_f64() * 1e3
                 })
@@ -212,14 +310,7 @@ fn main() {
             let (user, system) = cpu_time::user_and_system();
             (user.as_secs_f64() * 1e3, system.as_secs_f64() * 1e3)
         };
-        let views: Vec<_> = (0..100u64)
-            .map(|i| {
-                let p = [(i * 37) % shard, (i * 11) % shard, (i * 5) % shard];
-                let s = format!("{}, {}, {}", shard + p[0], shard + p[1], shard + p[2]);
-                let s = zarrflow::index::Selection::parse(&s).expect("sel");
-                ours.view().get(&s).expect("view")
-            })
-            .collect();
+        let views = work.point_views(&ours);
         if small_writes {
             rt.block_on(ours.view().write(&values.view()))
                 .expect("zarrflow write");
@@ -254,7 +345,7 @@ fn main() {
     }
     let runs = if small { 5 } else { 3 };
     if args.iter().any(|a| a == "--s3-only") {
-        s3_latency_cases(&rt, [n, shard, inner], &data, &values, runs + 2);
+        s3_latency_cases(&rt, [n, shard, inner], &data, &values, &work, runs + 2);
         return;
     }
     let (tz, _, _) = best(runs, || {
@@ -275,37 +366,16 @@ fn main() {
         peer_case: "write whole",
     }];
 
-    // One inner chunk inside shard (1,1,1) (or (0,0,0) when small).
-    let s0 = if small { 0 } else { shard };
-    let region = [
-        s0 + inner..s0 + 2 * inner,
-        s0 + inner..s0 + 2 * inner,
-        s0..s0 + inner,
-    ];
-    let chunk_vals: Vec<u16> = (0..inner * inner * inner)
-        .map(|i| (i % 1000) as u16 + 7)
-        .collect();
-    let sub = ArraySubset::new_with_ranges(&region);
+    // One inner chunk inside a stored shard.
+    let sub = work.region_subset();
     let (tz, _, _) = best(UPDATE_REPS, || {
         zarray
-            .store_array_subset(&sub, chunk_vals.as_slice())
+            .store_array_subset(&sub, work.chunk_values())
             .expect("zarrs update")
     });
-    let sel = zarrflow::index::Selection::parse(&format!(
-        "{}:{}, {}:{}, {}:{}",
-        region[0].start,
-        region[0].end,
-        region[1].start,
-        region[1].end,
-        region[2].start,
-        region[2].end
-    ))
-    .expect("selection");
-    let view = ours.view().get(&sel).expect("view");
-    let chunk_arr =
-        ArrayD::from_shape_vec(IxDyn(&[inner as usize; 3]), chunk_vals.clone()).expect("shape");
+    let view = work.region_view(&ours);
     let (tf, _, cf) = best(UPDATE_REPS, || {
-        rt.block_on(view.write(&chunk_arr.view()))
+        rt.block_on(view.write(&work.chunk.view()))
             .expect("zarrflow update")
     });
     row("update one inner chunk inside a shard", tz, tf);
@@ -318,31 +388,14 @@ fn main() {
     });
 
     // 100 small writes (single cells) into one shard.
-    let points: Vec<[u64; 3]> = (0..100u64)
-        .map(|i| {
-            [
-                s0 + (i * 37) % shard,
-                s0 + (i * 11) % shard,
-                s0 + (i * 5) % shard,
-            ]
-        })
-        .collect();
     let (tz, _, _) = best(runs, || {
-        for (i, p) in points.iter().enumerate() {
-            let s = ArraySubset::new_with_ranges(&[p[0]..p[0] + 1, p[1]..p[1] + 1, p[2]..p[2] + 1]);
+        for (i, p) in work.points.iter().enumerate() {
             zarray
-                .store_array_subset(&s, &[i as u16][..])
+                .store_array_subset(&Workload::point_subset(p), &[i as u16][..])
                 .expect("zarrs small write");
         }
     });
-    let views: Vec<_> = points
-        .iter()
-        .map(|p| {
-            let s = zarrflow::index::Selection::parse(&format!("{}, {}, {}", p[0], p[1], p[2]))
-                .expect("sel");
-            ours.view().get(&s).expect("view")
-        })
-        .collect();
+    let views = work.point_views(&ours);
     let (tf, _, cf) = best(runs, || {
         rt.block_on(async {
             for (i, v) in views.iter().enumerate() {
@@ -389,25 +442,20 @@ fn main() {
     println!("check: both arrays hold identical values");
 
     // TensorStore on the same cases, after zarrflow and zarrs (their rows above are unchanged).
-    let peer = tensorstore::run(&[
-        "write".into(),
-        dir.path().join("tensorstore").display().to_string(),
-        n.to_string(),
-        shard.to_string(),
-        inner.to_string(),
-        runs.to_string(),
-    ]);
-    if let Ok(p) = &peer {
-        let ours_sum: u64 = b.iter().map(|&v| v as u64).sum();
-        assert_eq!(
-            tensorstore::checksum(&p["sum"]),
-            Some(ours_sum),
-            "TensorStore's array holds the same values"
-        );
+    let peer = tensorstore_cases(
+        vec![
+            "write".into(),
+            dir.path().join("tensorstore").display().to_string(),
+        ],
+        [n, shard, inner],
+        runs,
+        &b,
+    );
+    if peer.is_ok() {
         println!("check: TensorStore's array holds the same values");
     }
     print_table(&cases, &peer);
-    s3_latency_cases(&rt, [n, shard, inner], &data, &values, runs + 2);
+    s3_latency_cases(&rt, [n, shard, inner], &data, &values, &work, runs + 2);
 }
 
 /// The closing table: every library's time, zarrflow's over the best peer's, zarrflow's and
@@ -469,6 +517,7 @@ fn s3_latency_cases(
     [n, shard, inner]: [u64; 3],
     data: &[u16],
     values: &ArrayD<u16>,
+    work: &Workload,
     runs: usize,
 ) {
     use zarrs::storage::AsyncReadableWritableStorageTraits;
@@ -481,7 +530,6 @@ fn s3_latency_cases(
         LATENCY.as_millis()
     );
     let shape = vec![n; 3];
-    let s0 = if n == shard { 0 } else { shard };
 
     // zarrflow
     let store = Store::open(
@@ -494,17 +542,7 @@ fn s3_latency_cases(
             .with_backend_option("aws_region", "us-east-1"),
     )
     .expect("zarrflow S3 store");
-    let spec = ArraySpec::new(shape.clone(), "uint16")
-        .shard_shape(vec![shard; 3])
-        .inner_chunk_shape(vec![inner; 3]);
-    let ours = rt
-        .block_on(Array::create(
-            &store,
-            &StoreKey::new("a").expect("key"),
-            &spec,
-            ArrayOptions::default(),
-        ))
-        .expect("zarrflow array on S3");
+    let ours = zarrflow_array(rt, &store, [n, shard, inner]);
 
     // zarrs
     let backend = object_store::aws::AmazonS3Builder::new()
@@ -518,15 +556,7 @@ fn s3_latency_cases(
         .expect("zarrs S3 store");
     let zstore: Arc<dyn AsyncReadableWritableStorageTraits> =
         Arc::new(zarrs_object_store::AsyncObjectStore::new(backend));
-    let mut sb = ShardingCodecBuilder::new(
-        vec![std::num::NonZeroU64::new(inner).expect("nonzero"); 3],
-        &data_type::uint16(),
-    );
-    sb.bytes_to_bytes_codecs(vec![Arc::new(ZstdCodec::new(0, false))]);
-    let zarray = ArrayBuilder::new(shape.clone(), vec![shard; 3], data_type::uint16(), 0u16)
-        .array_to_bytes_codec(sb.build_arc())
-        .build(zstore, "/a")
-        .expect("zarrs array");
+    let zarray = zarrs_array(zstore, [n, shard, inner]);
     rt.block_on(zarray.async_store_metadata())
         .expect("zarrs metadata");
 
@@ -590,64 +620,28 @@ fn s3_latency_cases(
         },
     );
 
-    let region = [
-        s0 + inner..s0 + 2 * inner,
-        s0 + inner..s0 + 2 * inner,
-        s0..s0 + inner,
-    ];
-    let chunk_vals: Vec<u16> = (0..inner.pow(3)).map(|i| (i % 1000) as u16 + 7).collect();
-    let sub = ArraySubset::new_with_ranges(&region);
-    let sel = zarrflow::index::Selection::parse(&format!(
-        "{}:{}, {}:{}, {}:{}",
-        region[0].start,
-        region[0].end,
-        region[1].start,
-        region[1].end,
-        region[2].start,
-        region[2].end
-    ))
-    .expect("selection");
-    let view = ours.view().get(&sel).expect("view");
-    let chunk_arr =
-        ArrayD::from_shape_vec(IxDyn(&[inner as usize; 3]), chunk_vals.clone()).expect("shape");
+    let sub = work.region_subset();
+    let view = work.region_view(&ours);
     measure(
         "update one inner chunk inside a shard",
         "update one inner chunk",
         UPDATE_REPS,
         &mut || {
-            rt.block_on(zarray.async_store_array_subset(&sub, chunk_vals.as_slice()))
+            rt.block_on(zarray.async_store_array_subset(&sub, work.chunk_values()))
                 .expect("zarrs update")
         },
         &mut || {
-            rt.block_on(view.write(&chunk_arr.view()))
+            rt.block_on(view.write(&work.chunk.view()))
                 .expect("zarrflow update")
         },
     );
 
-    let points: Vec<[u64; 3]> = (0..100u64)
-        .map(|i| {
-            [
-                s0 + (i * 37) % shard,
-                s0 + (i * 11) % shard,
-                s0 + (i * 5) % shard,
-            ]
-        })
-        .collect();
-    let views: Vec<_> = points
-        .iter()
-        .map(|p| {
-            let s = zarrflow::index::Selection::parse(&format!("{}, {}, {}", p[0], p[1], p[2]))
-                .expect("sel");
-            ours.view().get(&s).expect("view")
-        })
-        .collect();
+    let views = work.point_views(&ours);
     let mut zarrs_small = || {
         rt.block_on(async {
-            for (i, p) in points.iter().enumerate() {
-                let s =
-                    ArraySubset::new_with_ranges(&[p[0]..p[0] + 1, p[1]..p[1] + 1, p[2]..p[2] + 1]);
+            for (i, p) in work.points.iter().enumerate() {
                 zarray
-                    .async_store_array_subset(&s, &[i as u16][..])
+                    .async_store_array_subset(&Workload::point_subset(p), &[i as u16][..])
                     .await
                     .expect("zarrs small write");
             }
@@ -694,24 +688,17 @@ fn s3_latency_cases(
         b.as_slice().expect("contiguous"),
         "both libraries hold the same data on S3"
     );
-    let peer = tensorstore::run(&[
-        "write-s3".into(),
-        server.endpoint.clone(),
-        "tensorstore".into(),
-        "a/".into(),
-        n.to_string(),
-        shard.to_string(),
-        inner.to_string(),
-        runs.to_string(),
-    ]);
-    if let Ok(p) = &peer {
-        let ours_sum: u64 = b.iter().map(|&v| v as u64).sum();
-        assert_eq!(
-            tensorstore::checksum(&p["sum"]),
-            Some(ours_sum),
-            "TensorStore's array on S3 holds the same values"
-        );
-    }
+    let peer = tensorstore_cases(
+        vec![
+            "write-s3".into(),
+            server.endpoint.clone(),
+            "tensorstore".into(),
+            "a/".into(),
+        ],
+        [n, shard, inner],
+        runs,
+        &b,
+    );
     println!(
         "check: the three arrays hold identical values; stored bytes: zarrflow {:.1} MiB, \
          zarrs {:.1} MiB, TensorStore {:.1} MiB",

@@ -9,21 +9,22 @@
 //! case, 25 % with 1 MiB pieces (`perf`, 25 calls each; it is still the copies of the file
 //! and of the socket); a real remote server costs the reader nothing. Every request first
 //! sleeps the given delay, then is answered, so the delay is a time to first byte as with
-//! object_store's `ThrottledStore`. The server runs on a runtime of its own (two threads), so
-//! it does not share the reading library's workers. It counts the requests it answers
+//! object_store's `ThrottledStore`. The server runs on a runtime of its own (two threads,
+//! `local_server.rs`), so it does not share the reading library's workers. It counts the requests it answers
 //! (metadata documents apart), which gives request counts for TensorStore too. Included by
 //! the read benchmark with `#[path]`.
 
-use std::convert::Infallible;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto::Builder as ConnBuilder;
 use tower::ServiceExt;
 use tower_http::services::ServeDir;
+
+#[path = "local_server.rs"]
+mod local_server;
+use local_server::LocalServer;
 
 /// Requests answered for chunk data (paths not ending in `zarr.json`), by kind.
 #[derive(Clone, Copy, Debug, Default)]
@@ -55,65 +56,37 @@ pub struct HttpLatencyServer {
     /// `http://127.0.0.1:PORT/`: the served directory's root.
     pub url: String,
     counters: Arc<Counters>,
-    runtime: Option<tokio::runtime::Runtime>,
+    _server: LocalServer,
 }
 
 impl HttpLatencyServer {
     /// Serves `dir` with `delay` before every answer.
     pub fn start(dir: &Path, delay: Duration) -> HttpLatencyServer {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("http-latency")
-            .enable_all()
-            .build()
-            .expect("server runtime");
         let counters = Arc::new(Counters::default());
-        let listener = runtime
-            .block_on(tokio::net::TcpListener::bind(("127.0.0.1", 0)))
-            .expect("bind 127.0.0.1");
-        let addr = listener.local_addr().expect("local address");
         let files = ServeDir::new(dir).with_buf_chunk_size(1 << 20);
         let c = counters.clone();
-        runtime.spawn(async move {
-            let http = ConnBuilder::new(TokioExecutor::new());
-            loop {
-                let Ok((socket, _)) = listener.accept().await else {
-                    continue;
-                };
-                let _ = socket.set_nodelay(true);
-                let files = files.clone();
-                let c = c.clone();
-                let service = hyper::service::service_fn(move |req: hyper::Request<_>| {
-                    let files = files.clone();
-                    let c = c.clone();
-                    async move {
-                        if !req.uri().path().ends_with("zarr.json") {
-                            let counter = if req.method() == hyper::Method::HEAD {
-                                &c.head
-                            } else if req.headers().contains_key(hyper::header::RANGE) {
-                                &c.get_range
-                            } else {
-                                &c.get
-                            };
-                            counter.fetch_add(1, Ordering::Relaxed);
-                        }
-                        tokio::time::sleep(delay).await;
-                        let response = files.oneshot(req).await;
-                        Ok::<_, Infallible>(response.unwrap_or_else(|e| match e {}))
-                    }
-                });
-                let conn = http
-                    .serve_connection(TokioIo::new(socket), service)
-                    .into_owned();
-                tokio::spawn(async move {
-                    let _ = conn.await;
-                });
+        let server = LocalServer::start("http-latency", move |req: hyper::Request<_>| {
+            let files = files.clone();
+            let c = c.clone();
+            async move {
+                if !req.uri().path().ends_with("zarr.json") {
+                    let counter = if req.method() == hyper::Method::HEAD {
+                        &c.head
+                    } else if req.headers().contains_key(hyper::header::RANGE) {
+                        &c.get_range
+                    } else {
+                        &c.get
+                    };
+                    counter.fetch_add(1, Ordering::Relaxed);
+                }
+                tokio::time::sleep(delay).await;
+                files.oneshot(req).await.unwrap_or_else(|e| match e {})
             }
         });
         HttpLatencyServer {
-            url: format!("http://{addr}/"),
+            url: format!("http://{}/", server.addr),
             counters,
-            runtime: Some(runtime),
+            _server: server,
         }
     }
 
@@ -131,13 +104,5 @@ impl HttpLatencyServer {
         self.counters.get.store(0, Ordering::Relaxed);
         self.counters.get_range.store(0, Ordering::Relaxed);
         self.counters.head.store(0, Ordering::Relaxed);
-    }
-}
-
-impl Drop for HttpLatencyServer {
-    fn drop(&mut self) {
-        if let Some(rt) = self.runtime.take() {
-            rt.shutdown_background();
-        }
     }
 }

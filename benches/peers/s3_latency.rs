@@ -22,19 +22,21 @@
 //! a remote server would not. Every request
 //! is read whole, then waits the delay, then is answered: the delay is a time to first byte,
 //! as in the read benchmark's HTTP server. The server runs on a runtime of its own (two
-//! threads) and counts the requests it answers, by method.
+//! threads, `local_server.rs`) and counts the requests it answers, by method.
 
 use std::collections::BTreeMap;
-use std::convert::Infallible;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode, header};
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto::Builder as ConnBuilder;
+
+#[path = "local_server.rs"]
+mod local_server;
+use local_server::LocalServer;
 
 /// Requests answered, by method.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -69,69 +71,42 @@ pub struct S3LatencyServer {
     /// `http://127.0.0.1:PORT`
     pub endpoint: String,
     state: Arc<State>,
-    runtime: Option<tokio::runtime::Runtime>,
+    _server: LocalServer,
 }
 
 impl S3LatencyServer {
     /// An empty server that waits `delay` before every answer.
     pub fn start(delay: Duration) -> S3LatencyServer {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("s3-latency")
-            .enable_all()
-            .build()
-            .expect("server runtime");
         let state = Arc::new(State::default());
-        let listener = runtime
-            .block_on(tokio::net::TcpListener::bind(("127.0.0.1", 0)))
-            .expect("bind 127.0.0.1");
-        let addr = listener.local_addr().expect("local address");
         let s = state.clone();
-        runtime.spawn(async move {
-            let http = ConnBuilder::new(TokioExecutor::new());
-            loop {
-                let Ok((socket, _)) = listener.accept().await else {
-                    continue;
-                };
-                let _ = socket.set_nodelay(true);
-                let s = s.clone();
-                let service =
-                    hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                        let s = s.clone();
-                        async move {
-                            let (parts, mut body) = req.into_parts();
-                            let announced = parts
-                                .headers
-                                .get(header::CONTENT_LENGTH)
-                                .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
-                                .unwrap_or(0);
-                            let mut buf = s.spare_buffer(announced);
-                            while let Some(frame) = body.frame().await {
-                                match frame {
-                                    Ok(f) => {
-                                        if let Some(data) = f.data_ref() {
-                                            buf.extend_from_slice(data);
-                                        }
-                                    }
-                                    Err(_) => return Ok(status(StatusCode::BAD_REQUEST)),
-                                }
+        let server = LocalServer::start("s3-latency", move |req: Request<Incoming>| {
+            let s = s.clone();
+            async move {
+                let (parts, mut body) = req.into_parts();
+                let announced = parts
+                    .headers
+                    .get(header::CONTENT_LENGTH)
+                    .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
+                    .unwrap_or(0);
+                let mut buf = s.spare_buffer(announced);
+                while let Some(frame) = body.frame().await {
+                    match frame {
+                        Ok(f) => {
+                            if let Some(data) = f.data_ref() {
+                                buf.extend_from_slice(data);
                             }
-                            tokio::time::sleep(delay).await;
-                            Ok::<_, Infallible>(answer(&s, Request::from_parts(parts, buf)))
                         }
-                    });
-                let conn = http
-                    .serve_connection(TokioIo::new(socket), service)
-                    .into_owned();
-                tokio::spawn(async move {
-                    let _ = conn.await;
-                });
+                        Err(_) => return status(StatusCode::BAD_REQUEST),
+                    }
+                }
+                tokio::time::sleep(delay).await;
+                answer(&s, Request::from_parts(parts, buf))
             }
         });
         S3LatencyServer {
-            endpoint: format!("http://{addr}"),
+            endpoint: format!("http://{}", server.addr),
             state,
-            runtime: Some(runtime),
+            _server: server,
         }
     }
 
@@ -221,14 +196,6 @@ impl State {
                 buf.clear();
                 spare.push(buf);
             }
-        }
-    }
-}
-
-impl Drop for S3LatencyServer {
-    fn drop(&mut self) {
-        if let Some(rt) = self.runtime.take() {
-            rt.shutdown_background();
         }
     }
 }

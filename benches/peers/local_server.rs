@@ -1,0 +1,76 @@
+//! An HTTP server on 127.0.0.1 with a runtime of its own (two threads), for the benchmarks'
+//! delaying servers (`http_latency.rs`, `s3_latency.rs`): a runtime of its own, so that
+//! the server never shares the served library's workers. It stops when dropped. Included
+//! by those files with `#[path]`.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+
+use hyper::body::Incoming;
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto::Builder as ConnBuilder;
+
+/// A running server.
+pub struct LocalServer {
+    /// The address it listens on.
+    pub addr: SocketAddr,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl LocalServer {
+    /// Answers every request of every connection with `handle`, on threads named
+    /// `thread_name`.
+    pub fn start<F, Fut, B>(thread_name: &str, handle: F) -> LocalServer
+    where
+        F: Fn(Request<Incoming>) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = Response<B>> + Send + 'static,
+        B: hyper::body::Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name(thread_name)
+            .enable_all()
+            .build()
+            .expect("server runtime");
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind(("127.0.0.1", 0)))
+            .expect("bind 127.0.0.1");
+        let addr = listener.local_addr().expect("local address");
+        runtime.spawn(async move {
+            let http = ConnBuilder::new(TokioExecutor::new());
+            loop {
+                let Ok((socket, _)) = listener.accept().await else {
+                    continue;
+                };
+                let _ = socket.set_nodelay(true);
+                let handle = handle.clone();
+                let service = hyper::service::service_fn(move |req| {
+                    let answer = handle(req);
+                    async move { Ok::<_, Infallible>(answer.await) }
+                });
+                let conn = http
+                    .serve_connection(TokioIo::new(socket), service)
+                    .into_owned();
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+            }
+        });
+        LocalServer {
+            addr,
+            runtime: Some(runtime),
+        }
+    }
+}
+
+impl Drop for LocalServer {
+    fn drop(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
