@@ -165,6 +165,7 @@ struct Workload {
 }
 
 impl Workload {
+    /// The cases' inputs for an n³ array of shard³ shards and inner³ inner chunks.
     fn new(n: u64, shard: u64, inner: u64) -> Workload {
         let s0 = if n == shard { 0 } else { shard };
         let cells: Vec<u16> = (0..inner.pow(3)).map(|i| (i % 1000) as u16 + 7).collect();
@@ -452,7 +453,7 @@ fn main() {
         &b,
     );
     if peer.is_ok() {
-        println!("check: TensorStore's array holds the same values");
+        println!("check: TensorStore's array holds the same sum");
     }
     print_table(&cases, &peer);
     s3_latency_cases(&rt, [n, shard, inner], &data, &values, &work, runs + 2);
@@ -577,14 +578,8 @@ fn s3_latency_cases(
         }
         return;
     }
-    let mut rows: Vec<(
-        &str,
-        Duration,
-        Duration,
-        Duration,
-        s3_latency::S3Counts,
-        &str,
-    )> = Vec::new();
+    // each case with zarrflow's requests in its best call
+    let mut rows: Vec<(Case, s3_latency::S3Counts)> = Vec::new();
     let mut measure = |name: &'static str,
                        peer_case: &'static str,
                        reps: usize,
@@ -602,7 +597,14 @@ fn s3_latency_cases(
                 (tf, cf, counts) = (wall, cpu.saturating_sub(server_cpu), server.counts());
             }
         }
-        rows.push((name, tz, tf, cf, counts, peer_case));
+        let case = Case {
+            name,
+            zarrs: tz,
+            ours: tf,
+            ours_cpu: cf,
+            peer_case,
+        };
+        rows.push((case, counts));
     };
 
     let all = ArraySubset::new_with_shape(shape.clone());
@@ -700,8 +702,13 @@ fn s3_latency_cases(
         &b,
     );
     println!(
-        "check: the three arrays hold identical values; stored bytes: zarrflow {:.1} MiB, \
-         zarrs {:.1} MiB, TensorStore {:.1} MiB",
+        "check: zarrflow's and zarrs' arrays hold identical values{}; stored bytes: zarrflow \
+         {:.1} MiB, zarrs {:.1} MiB, TensorStore {:.1} MiB",
+        if peer.is_ok() {
+            ", TensorStore's the same sum"
+        } else {
+            ""
+        },
         server.stored_bytes("zarrflow/") as f64 / (1 << 20) as f64,
         server.stored_bytes("zarrs/") as f64 / (1 << 20) as f64,
         server.stored_bytes("tensorstore/") as f64 / (1 << 20) as f64
@@ -730,18 +737,18 @@ fn s3_latency_cases(
         "zarrflow requests GET/PUT/other"
     );
     println!("|{}|", ["---"; 8].join("|"));
-    for (name, tz, tf, cf, counts, peer_case) in rows {
-        let ts_case = peer.as_ref().ok().map(|p| &p[peer_case]);
+    for (c, counts) in rows {
+        let ts_case = peer.as_ref().ok().map(|p| &p[c.peer_case]);
         let ts = ts_case.and_then(tensorstore::seconds);
-        let best_peer = ts.map_or(tz, |t| t.min(tz));
+        let best_peer = ts.map_or(c.zarrs, |t| t.min(c.zarrs));
         println!(
             "| {:<48} | {:>9} | {:>9} | {:>11} | {:>15.2}x | {:>12} | {:>15} | {:>26} |",
-            name,
-            ms(Some(tf)),
-            ms(Some(tz)),
+            c.name,
+            ms(Some(c.ours)),
+            ms(Some(c.zarrs)),
             ms(ts),
-            tf.as_secs_f64() / best_peer.as_secs_f64(),
-            ms(Some(cf)),
+            c.ours.as_secs_f64() / best_peer.as_secs_f64(),
+            ms(Some(c.ours_cpu)),
             ms(ts_case.and_then(tensorstore::cpu)),
             format!("{}/{}/{}", counts.get, counts.put, counts.other)
         );

@@ -120,7 +120,7 @@ async fn many_writers_many_shards_s3() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn one_handle_many_writers_memory_store() {
-    // one handle: the striped in-process locks serialise writers per shard
+    // one handle: the in-process lock of each shard (key_locks.rs) serialises its writers
     stress(Store::memory(), 16, 4, 1, true).await;
 }
 

@@ -114,10 +114,11 @@ put_wrapper!(PutThreads, |this, location, payload, opts| {
     this.inner.put_opts(location, payload, opts).await
 });
 
-/// A PUT to a remote store runs as a task of the runtime (`store/spawned.rs`), not inside
-/// the caller's poll: S3's client hashes each body there, which held up the write's other
-/// shards. Here the caller is this test's thread (`block_on`) and every PUT, metadata and
-/// shards alike, runs on one of the runtime's workers.
+/// A write's PUT to a remote store runs as a task of the runtime (`array/spawned.rs`), not
+/// inside the caller's poll: S3's client hashes each body there, which held up the write's
+/// other shards. Here the caller is this test's thread (`block_on`): the array's metadata
+/// (written by `Array::create`, not by a write) is stored from it, and every shard of the
+/// write from one of the runtime's workers.
 #[test]
 fn a_remote_stores_puts_run_on_the_runtimes_workers_not_the_callers_thread() {
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -148,8 +149,10 @@ fn a_remote_stores_puts_run_on_the_runtimes_workers_not_the_callers_thread() {
     });
     let names = backend.names.lock().unwrap().clone();
     assert_eq!(names.len(), 1 + 8, "the metadata and 8 shards: {names:?}");
+    let caller = std::thread::current().name().unwrap().to_string();
+    assert_eq!(names[0], caller, "the metadata PUT ran on {names:?}");
     assert!(
-        names.iter().all(|n| n == "put-worker"),
-        "PUTs ran on {names:?}"
+        names[1..].iter().all(|n| n == "put-worker"),
+        "the shard PUTs ran on {names:?}"
     );
 }

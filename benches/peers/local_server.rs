@@ -1,7 +1,6 @@
-//! An HTTP server on 127.0.0.1 with a runtime of its own (two threads), for the benchmarks'
-//! delaying servers (`http_latency.rs`, `s3_latency.rs`): a runtime of its own, so that
-//! the server never shares the served library's workers. It stops when dropped. Included
-//! by those files with `#[path]`.
+//! An HTTP server on 127.0.0.1 for the benchmarks' delaying servers (`http_latency.rs`,
+//! `s3_latency.rs`), on a runtime of its own (two threads), so that it never shares the
+//! served library's workers. It stops when dropped. Included by those files with `#[path]`.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -44,6 +43,8 @@ impl LocalServer {
             let http = ConnBuilder::new(TokioExecutor::new());
             loop {
                 let Ok((socket, _)) = listener.accept().await else {
+                    // out of file descriptors, say: wait rather than spin
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
                     continue;
                 };
                 let _ = socket.set_nodelay(true);

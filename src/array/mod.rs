@@ -45,6 +45,7 @@ mod read;
 mod result_buffer;
 mod retry;
 mod scatter;
+mod spawned;
 mod view;
 mod vlen;
 mod write;

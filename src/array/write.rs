@@ -18,8 +18,9 @@
 //! - inner chunks equal to the fill value are not stored, and a shard left empty is deleted
 //!   (unless [`ArrayOptions::store_empty_chunks`](super::ArrayOptions) is set).
 //!
-//! Writes from the same process to one shard are serialised by the shard's lock (`key_locks.rs`); values are
-//! applied in request C order, so a point written twice keeps the last value.
+//! Writes from the same process to one shard are serialised by the shard's lock
+//! (`key_locks.rs`); values are applied in request C order, so a point written twice keeps
+//! the last value. A PUT to a remote store runs as a task of its own (`spawned.rs`).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -42,9 +43,11 @@ use object_store::PutPayload;
 
 use super::error::{ArrayError, Result};
 use super::inner_targets::{INNER_BATCH, InnerTarget, InnerTargets};
+use super::key_locks::KeyGuard;
 use super::pool::{on_blocking, run_parallel};
 use super::retry::{MAX_UNKNOWN_OUTCOME_RETRIES, backoff};
 use super::scatter::Kernel;
+use super::spawned;
 use super::{ShardLayout, Shared};
 
 /// Where the values of one staged write come from.
@@ -377,7 +380,8 @@ async fn write_target(
     target: Target,
 ) -> Result<()> {
     let key = shared.chunk_key(&target.coords)?;
-    let _guard = shared.locks.lock(key.as_str()).await;
+    // shared with the PUT's task (`spawned.rs`), which may outlive this call's drop
+    let lock = Arc::new(shared.locks.lock(key.as_str()).await);
     // after a conflict or an unknown outcome, an earlier attempt's bytes may be stored
     let mut verify = false;
     let mut unknown_outcomes = 0;
@@ -385,12 +389,12 @@ async fn write_target(
         let span = tracing::debug_span!("write_target", key = %key, attempt = attempt + 1);
         let outcome = match &shared.shards {
             Some(layout) if layout.partial_reads => {
-                write_shard(shared, layout, writes, &target, &key, verify)
+                write_shard(shared, layout, writes, &target, &key, verify, &lock)
                     .instrument(span)
                     .await
             }
             _ => {
-                write_whole(shared, writes, &target, &key, verify)
+                write_whole(shared, writes, &target, &key, verify, &lock)
                     .instrument(span)
                     .await
             }
@@ -484,6 +488,7 @@ async fn commit(
     encoded: Option<PutPayload>,
     before: Before,
     verify: bool,
+    lock: &Arc<KeyGuard>,
 ) -> Result<Committed> {
     let store = shared.node.store();
     let ended = |r: std::result::Result<(), StoreError>| match r {
@@ -510,8 +515,18 @@ async fn commit(
         Before::Absent => PutMode::Create,
         Before::Read { version, .. } => PutMode::Update(version),
     };
-    let put = store.put_opts_or_overwrite(key, bytes, mode);
-    ended(put.await.map(drop))
+    let put = if store.opens_now() {
+        store.put_opts_or_overwrite(key, bytes, mode).await
+    } else {
+        // a remote PUT (S3's client hashes the body to sign it) runs as a task of its own,
+        // which holds the shard's lock until it has ended
+        let (store, key) = (store.clone(), key.clone());
+        let put = async move { store.put_opts_or_overwrite(&key, bytes, mode).await };
+        spawned::on_runtime(put, lock.clone())
+            .await
+            .map_err(|e| ArrayError::task("the runtime shut down during a PUT", Some(e)))?
+    };
+    ended(put.map(drop))
 }
 
 /// Whether `stored` is exactly the concatenation of `payload`'s parts.
@@ -536,6 +551,7 @@ async fn write_shard(
     target: &Target,
     key: &StoreKey,
     verify: bool,
+    lock: &Arc<KeyGuard>,
 ) -> Result<Committed> {
     let meta = shared.node.metadata();
     let elem = shared.elem;
@@ -674,7 +690,7 @@ async fn write_shard(
     // control back after a few encodes rather than after all in flight (the Python
     // module checks for Ctrl-C between polls).
     tokio::task::yield_now().await;
-    commit(shared, key, encoded, before, verify).await
+    commit(shared, key, encoded, before, verify, lock).await
 }
 
 /// What a shard write did with the shard's inner chunks (for its DEBUG event).
@@ -694,6 +710,7 @@ async fn write_whole(
     target: &Target,
     key: &StoreKey,
     verify: bool,
+    lock: &Arc<KeyGuard>,
 ) -> Result<Committed> {
     let meta = shared.node.metadata();
     let elem = shared.elem;
@@ -750,5 +767,13 @@ async fn write_whole(
         })
         .await?
     };
-    commit(shared, key, encoded.map(PutPayload::from), before, verify).await
+    commit(
+        shared,
+        key,
+        encoded.map(PutPayload::from),
+        before,
+        verify,
+        lock,
+    )
+    .await
 }

@@ -22,7 +22,6 @@ pub mod merge;
 mod object;
 mod open;
 mod request;
-mod spawned;
 mod trace;
 pub mod wrappers;
 
@@ -868,28 +867,18 @@ impl Store {
             mode,
             ..Default::default()
         };
-        let put = {
-            let (inner, path) = (self.inner.clone(), self.path(key));
-            async move { inner.put_opts(&path, value, opts).await }
-        };
-        let res = match self.now {
-            // a remote PUT (which may hash its body to sign it) runs as a task of its own
-            OpenNow::No => spawned::on_runtime(put).await.unwrap_or_else(|cancelled| {
-                Err(object_store::Error::Generic {
-                    store: "zarrflow",
-                    source: Box::new(cancelled),
-                })
-            }),
-            OpenNow::Local(_) | OpenNow::Memory => put.await,
-        };
-        let res = res.map_err(|e| match e {
-            object_store::Error::NotImplemented { .. }
-            | object_store::Error::NotSupported { .. } => StoreError::Unsupported {
-                operation,
-                store_url: self.url.clone(),
-            },
-            e => self.err(key, e),
-        })?;
+        let res = self
+            .inner
+            .put_opts(&self.path(key), value, opts)
+            .await
+            .map_err(|e| match e {
+                object_store::Error::NotImplemented { .. }
+                | object_store::Error::NotSupported { .. } => StoreError::Unsupported {
+                    operation,
+                    store_url: self.url.clone(),
+                },
+                e => self.err(key, e),
+            })?;
         Ok(ObjectVersion {
             e_tag: res.e_tag,
             version: res.version,
