@@ -89,6 +89,33 @@ struct Case {
     peer_case: &'static str,
 }
 
+/// Milliseconds with one decimal, or a dash.
+fn ms(d: Option<Duration>) -> String {
+    d.map_or("—".to_string(), |d| {
+        format!("{:.1}", d.as_secs_f64() * 1e3)
+    })
+}
+
+impl Case {
+    /// The table row's first cells: `| name | zarrflow | zarrs | TensorStore | zarrflow / best
+    /// | zarrflow CPU | TensorStore CPU |`, TensorStore's from `peer` when it ran.
+    fn cells(&self, peer: &Result<serde_json::Value, String>) -> String {
+        let ts_case = peer.as_ref().ok().map(|p| &p[self.peer_case]);
+        let ts = ts_case.and_then(tensorstore::seconds);
+        let best = ts.map_or(self.zarrs, |t| t.min(self.zarrs));
+        format!(
+            "| {:<48} | {:>9} | {:>9} | {:>11} | {:>15.2}x | {:>12} | {:>15} |",
+            self.name,
+            ms(Some(self.ours)),
+            ms(Some(self.zarrs)),
+            ms(ts),
+            self.ours.as_secs_f64() / best.as_secs_f64(),
+            ms(Some(self.ours_cpu)),
+            ms(ts_case.and_then(tensorstore::cpu)),
+        )
+    }
+}
+
 fn row(name: &str, zarrs: Duration, ours: Duration) {
     println!(
         "{name:<48} zarrs {:>9.1} ms   zarrflow {:>9.1} ms   ratio {:>6.2}x",
@@ -462,11 +489,6 @@ fn main() {
 /// The closing table: every library's time, zarrflow's over the best peer's, zarrflow's and
 /// TensorStore's CPU time and zarrflow's over the cores.
 fn print_table(cases: &[Case], peer: &Result<serde_json::Value, String>) {
-    let ms = |d: Option<Duration>| {
-        d.map_or("—".to_string(), |d| {
-            format!("{:.1}", d.as_secs_f64() * 1e3)
-        })
-    };
     println!();
     if let Err(why) = peer {
         println!("TensorStore is not in this run: {why}");
@@ -490,18 +512,9 @@ fn print_table(cases: &[Case], peer: &Result<serde_json::Value, String>) {
     );
     println!("|{}|", ["---"; 8].join("|"));
     for c in cases {
-        let ts_case = peer.as_ref().ok().map(|p| &p[c.peer_case]);
-        let ts = ts_case.and_then(tensorstore::seconds);
-        let best = ts.map_or(c.zarrs, |t| t.min(c.zarrs));
         println!(
-            "| {:<48} | {:>9} | {:>9} | {:>11} | {:>15.2}x | {:>12} | {:>15} | {:>9} |",
-            c.name,
-            ms(Some(c.ours)),
-            ms(Some(c.zarrs)),
-            ms(ts),
-            c.ours.as_secs_f64() / best.as_secs_f64(),
-            ms(Some(c.ours_cpu)),
-            ms(ts_case.and_then(tensorstore::cpu)),
+            "{} {:>9} |",
+            c.cells(peer),
             ms(Some(c.ours_cpu / cores as u32))
         );
     }
@@ -716,11 +729,6 @@ fn s3_latency_cases(
     if let Err(why) = &peer {
         println!("TensorStore is not in this run: {why}");
     }
-    let ms = |d: Option<Duration>| {
-        d.map_or("—".to_string(), |d| {
-            format!("{:.1}", d.as_secs_f64() * 1e3)
-        })
-    };
     println!(
         "times in ms (best of {runs}); CPU: user + system time in the best call, the server's \
          threads left out of zarrflow's (TensorStore runs in a process of its own)"
@@ -738,18 +746,9 @@ fn s3_latency_cases(
     );
     println!("|{}|", ["---"; 8].join("|"));
     for (c, counts) in rows {
-        let ts_case = peer.as_ref().ok().map(|p| &p[c.peer_case]);
-        let ts = ts_case.and_then(tensorstore::seconds);
-        let best_peer = ts.map_or(c.zarrs, |t| t.min(c.zarrs));
         println!(
-            "| {:<48} | {:>9} | {:>9} | {:>11} | {:>15.2}x | {:>12} | {:>15} | {:>26} |",
-            c.name,
-            ms(Some(c.ours)),
-            ms(Some(c.zarrs)),
-            ms(ts),
-            c.ours.as_secs_f64() / best_peer.as_secs_f64(),
-            ms(Some(c.ours_cpu)),
-            ms(ts_case.and_then(tensorstore::cpu)),
+            "{} {:>26} |",
+            c.cells(&peer),
             format!("{}/{}/{}", counts.get, counts.put, counts.other)
         );
     }
