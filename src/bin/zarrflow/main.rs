@@ -40,12 +40,26 @@ use cli::{Cli, Command};
 /// Keeps freed buffers from staying resident: glibc raises its mmap threshold after large
 /// frees, so shard-sized buffers would come from (and stay in) the heap; a fixed threshold
 /// returns them to the system, which keeps `copy` within its memory bound.
+///
+/// And bounds glibc's malloc arenas to twice the cores (at least 4) unless
+/// `MALLOC_ARENA_MAX` says otherwise: each arena reserves 64 MiB of address space, and glibc
+/// makes up to 8 per core as threads contend, so on 2 cores a `get` under load reserved up
+/// to 891 MiB of them and ran out of `ulimit -v 1000000` (tests/cli_bounds.rs): an aborted
+/// allocation in CI, a hang in 1 of 48 loaded runs here; none of 64 with the bound.
 fn tune_allocator() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only adjusts allocator parameters; it is called before any other thread
-    // exists, and invalid values are rejected by returning 0.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+    {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let arenas = i32::try_from(2 * cores).unwrap_or(i32::MAX).max(4);
+        let user_set = std::env::var_os("MALLOC_ARENA_MAX").is_some();
+        // SAFETY: mallopt only adjusts allocator parameters; it is called before any other
+        // thread exists, and invalid values are rejected by returning 0.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+            if !user_set {
+                libc::mallopt(libc::M_ARENA_MAX, arenas);
+            }
+        }
     }
 }
 
