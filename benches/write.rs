@@ -97,6 +97,19 @@ fn ms(d: Option<Duration>) -> String {
 }
 
 impl Case {
+    /// The header of the cells [`Case::cells`] prints, its first titled `first`.
+    fn header(first: &str) -> String {
+        format!(
+            "| {first:<48} | {:>9} | {:>9} | {:>11} | {:>16} | {:>12} | {:>15} |",
+            "zarrflow",
+            "zarrs",
+            "TensorStore",
+            "zarrflow / best",
+            "zarrflow CPU",
+            "TensorStore CPU"
+        )
+    }
+
     /// The table row's first cells: `| name | zarrflow | zarrs | TensorStore | zarrflow / best
     /// | zarrflow CPU | TensorStore CPU |`, TensorStore's from `peer` when it ran.
     fn cells(&self, peer: &Result<serde_json::Value, String>) -> String {
@@ -177,6 +190,24 @@ fn tensorstore_cases(
         );
     }
     peer
+}
+
+/// zarrflow's whole array, checked equal to zarrs' values (`zarrs`, C order).
+fn read_same_as(
+    rt: &tokio::runtime::Runtime,
+    ours: &Array,
+    zarrs: &[u16],
+    place: &str,
+) -> ArrayD<u16> {
+    let values = rt
+        .block_on(ours.view().read::<u16>())
+        .expect("zarrflow read");
+    assert_eq!(
+        zarrs,
+        values.as_slice().expect("contiguous"),
+        "both libraries hold the same data {place}"
+    );
+    values
 }
 
 /// What the update and small-write cases write, the same for every library and store: one
@@ -459,14 +490,7 @@ fn main() {
 
     // Both arrays hold the same values.
     let a: Vec<u16> = zarray.retrieve_array_subset(&all).expect("zarrs read");
-    let b = rt
-        .block_on(ours.view().read::<u16>())
-        .expect("zarrflow read");
-    assert_eq!(
-        a.as_slice(),
-        b.as_slice().expect("contiguous"),
-        "both libraries hold the same data"
-    );
+    let b = read_same_as(&rt, &ours, &a, "locally");
     println!("check: both arrays hold identical values");
 
     // TensorStore on the same cases, after zarrflow and zarrs (their rows above are unchanged).
@@ -499,17 +523,7 @@ fn print_table(cases: &[Case], peer: &Result<serde_json::Value, String>) {
          zarrflow faster); CPU: user + system time of the process in the best call; \
          CPU / {cores}: the least time this machine's {cores} cores allow for zarrflow's work"
     );
-    println!(
-        "| {:<48} | {:>9} | {:>9} | {:>11} | {:>16} | {:>12} | {:>15} | {:>9} |",
-        "case",
-        "zarrflow",
-        "zarrs",
-        "TensorStore",
-        "zarrflow / best",
-        "zarrflow CPU",
-        "TensorStore CPU",
-        format!("CPU / {cores}")
-    );
+    println!("{} {:>9} |", Case::header("case"), format!("CPU / {cores}"));
     println!("|{}|", ["---"; 8].join("|"));
     for c in cases {
         println!(
@@ -695,14 +709,7 @@ fn s3_latency_cases(
     let a: Vec<u16> = rt
         .block_on(zarray.async_retrieve_array_subset(&all))
         .expect("zarrs read");
-    let b = rt
-        .block_on(ours.view().read::<u16>())
-        .expect("zarrflow read");
-    assert_eq!(
-        a.as_slice(),
-        b.as_slice().expect("contiguous"),
-        "both libraries hold the same data on S3"
-    );
+    let b = read_same_as(rt, &ours, &a, "on S3");
     let peer = tensorstore_cases(
         vec![
             "write-s3".into(),
@@ -734,14 +741,8 @@ fn s3_latency_cases(
          threads left out of zarrflow's (TensorStore runs in a process of its own)"
     );
     println!(
-        "| {:<48} | {:>9} | {:>9} | {:>11} | {:>16} | {:>12} | {:>15} | {:>26} |",
-        "case (10 ms S3)",
-        "zarrflow",
-        "zarrs",
-        "TensorStore",
-        "zarrflow / best",
-        "zarrflow CPU",
-        "TensorStore CPU",
+        "{} {:>26} |",
+        Case::header("case (10 ms S3)"),
         "zarrflow requests GET/PUT/other"
     );
     println!("|{}|", ["---"; 8].join("|"));

@@ -242,33 +242,11 @@ fn etag(n: u64) -> String {
     format!("\"{n}\"")
 }
 
-/// `s` with its `%XX` escapes decoded (and, in a query, `+` as a space).
-fn percent_decode(s: &str, in_query: bool) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        if b[i] == b'%'
-            && i + 2 < b.len()
-            && let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2]))
-        {
-            out.push((h * 16 + l) as u8);
-            i += 3;
-            continue;
-        }
-        out.push(if in_query && b[i] == b'+' { b' ' } else { b[i] });
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// The decoded value of the query parameter `name`.
 fn query(req: &Request<Vec<u8>>, name: &str) -> Option<String> {
-    req.uri().query()?.split('&').find_map(|kv| {
-        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-        (k == name).then(|| percent_decode(v, true))
-    })
+    form_urlencoded::parse(req.uri().query()?.as_bytes())
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
 }
 
 /// A header's value, when it is text.
@@ -313,17 +291,11 @@ fn byte_range(spec: Option<&str>, len: u64) -> Ranged {
     }
 }
 
-/// XML text with its special characters escaped.
-fn xml(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// The answer to one request (its body read whole).
 fn answer(s: &State, req: Request<Vec<u8>>) -> Answer {
-    let path = percent_decode(req.uri().path().trim_start_matches('/'), false);
+    let path = percent_encoding::percent_decode_str(req.uri().path().trim_start_matches('/'))
+        .decode_utf8_lossy()
+        .into_owned();
     let Some((bucket, key)) = path.split_once('/').filter(|(_, k)| !k.is_empty()) else {
         // bucket-level requests: creation, and listings
         s.other.fetch_add(1, Ordering::Relaxed);
@@ -467,7 +439,7 @@ fn list(s: &State, bucket: &str, req: &Request<Vec<u8>>) -> Answer {
             "<Contents><Key>{}</Key><LastModified>2026-01-01T00:00:00.000Z</LastModified>\
              <ETag>&quot;{n}&quot;</ETag><Size>{}</Size><StorageClass>STANDARD</StorageClass>\
              </Contents>",
-            xml(key),
+            quick_xml::escape::escape(key),
             body.len()
         ));
     }
@@ -476,7 +448,7 @@ fn list(s: &State, bucket: &str, req: &Request<Vec<u8>>) -> Answer {
         .map(|p| {
             format!(
                 "<CommonPrefixes><Prefix>{}</Prefix></CommonPrefixes>",
-                xml(p)
+                quick_xml::escape::escape(p.as_str())
             )
         })
         .collect();
@@ -488,8 +460,8 @@ fn list(s: &State, bucket: &str, req: &Request<Vec<u8>>) -> Answer {
              <Name>{}</Name><Prefix>{}</Prefix><KeyCount>{count}</KeyCount>\
              <MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated>{contents}{common}\
              </ListBucketResult>",
-            xml(bucket),
-            xml(&prefix)
+            quick_xml::escape::escape(bucket),
+            quick_xml::escape::escape(prefix.as_str())
         )),
         &[(header::CONTENT_TYPE, "application/xml".into())],
     )
