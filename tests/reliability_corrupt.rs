@@ -307,7 +307,7 @@ async fn chunks_decoding_to_the_wrong_size_fail_naming_the_key() {
             )
             .unwrap();
         let k = StoreKey::new("c/1/0").unwrap();
-        store.put(&k, Bytes::from(wrong)).await.unwrap();
+        store.put(&k, wrong).await.unwrap();
         for sel in ["...", "4:8,0:4", "5,1"] {
             let err = read_sel(&array, sel).await.unwrap_err();
             assert!(matches!(err, ArrayError::Codec(_)), "{sel}: {err:?}");

@@ -53,7 +53,7 @@ async fn local_fixture() -> tempfile::TempDir {
             .encode(&data, &[4, 4], meta.data_type(), meta.fill_value())
             .unwrap();
         local
-            .put(&arr.chunk_key(&[i, j]).unwrap(), Bytes::from(enc))
+            .put(&arr.chunk_key(&[i, j]).unwrap(), enc)
             .await
             .unwrap();
     }

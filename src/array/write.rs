@@ -650,13 +650,13 @@ async fn write_shard(
                     key = %key,
                     inner = ?crate::codec::block::unravel(i as u64, &cps),
                     decoded,
-                    bytes_out = enc.as_ref().map_or(0, Vec::len),
+                    bytes_out = enc.as_ref().map_or(0, Bytes::len),
                     stored = enc.is_some(),
                     "encode inner chunk"
                 );
                 Ok((i, decoded, enc))
             };
-            let fresh: Vec<(usize, bool, Option<Vec<u8>>)> = if single {
+            let fresh: Vec<(usize, bool, Option<Bytes>)> = if single {
                 batch.into_iter().map(encode).collect::<Result<_>>()?
             } else {
                 batch.into_par_iter().map(encode).collect::<Result<_>>()?
@@ -667,7 +667,7 @@ async fn write_shard(
                 counts.rewritten += 1;
                 counts.decoded_first += usize::from(decoded);
                 match enc {
-                    Some(enc) => shard.append(i, Bytes::from(enc))?,
+                    Some(enc) => shard.append(i, enc)?,
                     None => counts.elided += 1,
                 }
             }

@@ -12,10 +12,13 @@
 
 use std::cell::RefCell;
 
+use bytes::{Bytes, BytesMut};
+
 use zarrs::metadata::v3::MetadataV3;
 
 use super::CodecError;
 use super::bounds::{BytesCodecKind, try_with_capacity};
+use super::slab;
 
 /// A chain with a direct decoder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,9 +216,13 @@ impl DirectChain {
     /// the frame zarrs' `zstd` codec writes (same level, checksum and content size; zarrs
     /// creates a context per chunk, measured at 6% of a whole-array write's CPU time).
     /// `None` when the chain has no direct encoder (a zstd level zarrflow cannot read).
-    pub(crate) fn encode(self, decoded: &[u8]) -> Option<Result<Vec<u8>, CodecError>> {
+    /// The encoded chunk lives in a recycled slab ([`super::slab`]).
+    pub(crate) fn encode(self, decoded: &[u8]) -> Option<Result<Bytes, CodecError>> {
         match self {
-            DirectChain::Raw { .. } => Some(Ok(decoded.to_vec())),
+            DirectChain::Raw { .. } => Some(slab::write_chunk(decoded.len(), |out| {
+                out.extend_from_slice(decoded);
+                Ok(())
+            })),
             DirectChain::Zstd {
                 level: Some(level),
                 checksum,
@@ -227,27 +234,52 @@ impl DirectChain {
 }
 
 /// Compresses `decoded` into one zstd frame at `level`, with a checksum if asked, with
-/// this thread's compression context.
-fn compress_zstd(decoded: &[u8], level: i32, checksum: bool) -> Result<Vec<u8>, CodecError> {
+/// this thread's compression context, into this thread's slab.
+fn compress_zstd(decoded: &[u8], level: i32, checksum: bool) -> Result<Bytes, CodecError> {
     let failed = |e: std::io::Error| CodecError::Codec {
         operation: "encode",
         key: "chunk".to_string(),
         source: Box::new(zarrs::array::CodecError::from(e)),
     };
-    with_context(
-        &COMPRESSOR,
-        || zstd::bulk::Compressor::new(level),
-        |c| {
-            c.set_compression_level(level)?;
-            c.include_checksum(checksum)?;
-            // the buffer has room for the worst case; a shard keeps its pieces until they
-            // are stored, so give the rest back (glibc shrinks in place, without a copy)
-            let mut encoded = c.compress(decoded)?;
-            encoded.shrink_to_fit();
-            Ok(encoded)
-        },
-    )
+    let bound = zstd::zstd_safe::compress_bound(decoded.len());
+    slab::write_chunk(bound, |out| {
+        with_context(
+            &COMPRESSOR,
+            || zstd::bulk::Compressor::new(level),
+            |c| {
+                c.set_compression_level(level)?;
+                c.include_checksum(checksum)?;
+                c.compress_to_buffer(decoded, &mut FreeTail(out))
+            },
+        )
+        .map(drop)
+    })
     .map_err(failed)
+}
+
+/// zstd's view of a slab's free tail: empty, with room for the frame's worst case.
+struct FreeTail<'a>(&'a mut BytesMut);
+
+// SAFETY: zstd writes at most `capacity()` bytes from `as_mut_ptr()`, then calls
+// `filled_until(n)` with the `n <= capacity()` bytes it wrote (zstd-safe asserts the bound).
+#[allow(unsafe_code)]
+unsafe impl zstd::zstd_safe::WriteBuf for FreeTail<'_> {
+    fn as_slice(&self) -> &[u8] {
+        self.0
+    }
+
+    fn capacity(&self) -> usize {
+        self.0.capacity()
+    }
+
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.0.as_mut_ptr()
+    }
+
+    unsafe fn filled_until(&mut self, n: usize) {
+        // SAFETY: the caller initialized the first `n <= capacity()` bytes
+        unsafe { self.0.set_len(n) }
+    }
 }
 
 /// Decompresses zstd frames into the spare capacity of `out` with this thread's context;

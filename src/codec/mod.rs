@@ -13,6 +13,7 @@ pub mod bounds;
 mod direct;
 mod error;
 pub mod sharding;
+pub(crate) mod slab;
 pub mod vlen;
 
 pub use error::CodecError;
@@ -22,6 +23,7 @@ pub use sharding::{
 };
 
 use bounds::BytesCodecKind;
+use bytes::Bytes;
 use direct::DirectChain;
 use std::borrow::Cow;
 use std::num::NonZeroU64;
@@ -429,7 +431,7 @@ impl CodecPipeline {
         shape: &[u64],
         data_type: &DataType,
         fill_value: &FillValue,
-    ) -> Result<Vec<u8>, CodecError> {
+    ) -> Result<Bytes, CodecError> {
         Ok(self
             .encode_inner(decoded, shape, data_type, fill_value, false)?
             .unwrap_or_default())
@@ -443,7 +445,7 @@ impl CodecPipeline {
         shape: &[u64],
         data_type: &DataType,
         fill_value: &FillValue,
-    ) -> Result<Option<Vec<u8>>, CodecError> {
+    ) -> Result<Option<Bytes>, CodecError> {
         if self.sharding.is_none() && fill_value.equals_all(decoded) {
             return Ok(None);
         }
@@ -457,7 +459,7 @@ impl CodecPipeline {
         data_type: &DataType,
         fill_value: &FillValue,
         elide: bool,
-    ) -> Result<Option<Vec<u8>>, CodecError> {
+    ) -> Result<Option<Bytes>, CodecError> {
         let opts = CodecOptions::default();
         let shape_nz = nz_shape(shape).ok_or_else(|| CodecError::WrongSize {
             key: "chunk".into(),
@@ -468,7 +470,9 @@ impl CodecPipeline {
             sharding::check_size("chunk", decoded.len(), checked_bytes(shape, elem, "chunk")?)?;
         }
         if let Some(v) = &self.vlen {
-            return self.encode_vlen(decoded, &shape_nz, v).map(Some);
+            return self
+                .encode_vlen(decoded, &shape_nz, v)
+                .map(|e| Some(e.into()));
         }
         let Some(sh) = self.sharding() else {
             if let Some(encoded) = self
@@ -487,7 +491,7 @@ impl CodecPipeline {
                     &opts,
                 )
                 .map_err(|e| codec_err("encode", "chunk", e))?;
-            return Ok(Some(enc.into_owned()));
+            return Ok(Some(enc.into_owned().into()));
         };
         // array→array codecs (zarrs), tracking the representation
         let mut bytes = ArrayBytes::new_flen(Cow::Borrowed(decoded));
@@ -521,7 +525,7 @@ impl CodecPipeline {
                     .into_owned(),
             );
         }
-        Ok(Some(out.into_owned()))
+        Ok(Some(out.into_owned().into()))
     }
 
     /// Encodes the elements behind `handles` with the real data type.

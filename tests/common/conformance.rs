@@ -315,7 +315,7 @@ pub async fn shard_roundtrip(store: &Store) {
         .encode(&data, &[4, 8], meta.data_type(), meta.fill_value())
         .unwrap();
     let key = arr.chunk_key(&[1, 0]).unwrap();
-    store.put(&key, Bytes::from(enc.clone())).await.unwrap();
+    store.put(&key, enc.clone()).await.unwrap();
     // suffix read of the index, then the inner chunk (1, 1)
     let sharding = meta.codecs().sharding().unwrap();
     let index_codec = sharding.index_codec(&[4, 8]).unwrap();
