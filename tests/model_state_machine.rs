@@ -171,7 +171,11 @@ impl fmt::Debug for Transition {
                 f,
                 "create{} {path} {layout:?}{}",
                 if *overwrite { "_overwrite" } else { "" },
-                if *cache { "" } else { " (no index cache)" }
+                if *cache {
+                    ""
+                } else {
+                    " (no index or write cache)"
+                }
             ),
             Transition::Write {
                 at,
@@ -193,14 +197,22 @@ impl fmt::Debug for Transition {
             Transition::OpenHandle { path, cache } => write!(
                 f,
                 "open another handle of {path}{}",
-                if *cache { "" } else { " (no index cache)" }
+                if *cache {
+                    ""
+                } else {
+                    " (no index or write cache)"
+                }
             ),
             Transition::Delete { path } => write!(f, "delete array {path}"),
             Transition::DeletePrefix { prefix } => write!(f, "delete prefix {prefix:?}"),
             Transition::Reopen { cache } => write!(
                 f,
                 "reopen the store and every array{}",
-                if *cache { "" } else { " (no index cache)" }
+                if *cache {
+                    ""
+                } else {
+                    " (no index or write cache)"
+                }
             ),
         }
     }
@@ -539,6 +551,9 @@ fn key(path: &str) -> StoreKey {
 fn options(cache: bool, layout: &Layout) -> ArrayOptions {
     ArrayOptions::default()
         .with_index_cache_bytes(if cache { 1 << 20 } else { 0 })
+        // remembered shards (remote stores: the memory and S3 backends), which another
+        // handle's writes make stale
+        .with_write_cache_bytes(if cache { 1 << 20 } else { 0 })
         .with_store_empty_chunks(layout.store_empty_chunks)
 }
 

@@ -55,6 +55,7 @@ impl Options {
                         array = array.with_local_write_concurrency(count()? as usize)
                     }
                     "index_cache_bytes" => array = array.with_index_cache_bytes(count()?),
+                    "write_cache_bytes" => array = array.with_write_cache_bytes(count()?),
                     "verify_checksums" => array = array.with_verify_checksums(flag()?),
                     "store_empty_chunks" => array = array.with_store_empty_chunks(flag()?),
                     "max_metadata_bytes" => array = array.with_max_metadata_bytes(count()?),

@@ -124,3 +124,17 @@ def test_conflict_attempts_must_be_a_positive_integer(tmp_url):
         with pytest.raises(ValueError):
             zarrflow.open(url, mode="r+", conflict_attempts=bad)
     assert np.array_equal(zarrflow.open(url, conflict_attempts=3)[...], np.zeros(WRITERS))
+
+
+def test_writers_that_remember_their_shard_lose_nothing_on_s3(moto):
+    # each writer keeps the shard it last wrote (write_cache_bytes) and starts its next write
+    # from it: the others have mostly changed it meanwhile, so that write's conditional PUT
+    # is refused and the writer reads the shard again, losing nothing
+    url = f"s3://{moto.bucket('conflicts')}/three.zarr"
+    make(url, moto.options)
+    results = race(url, {**moto.options, "write_cache_bytes": 1 << 20}, rounds=10)
+    assert [r[1] for r in results] == [10] * WRITERS
+    check(url, moto.options, results, want_conflicts=False)
+    for bad in (-1, "big", 1.5):
+        with pytest.raises(ValueError):
+            zarrflow.open(url, mode="r+", write_cache_bytes=bad, **moto.options)

@@ -659,7 +659,9 @@ def open(url: str, mode: str = "r", **store_options: Any) -> Array | Group:  # n
     Other keywords are store and execution options: ``request_concurrency``,
     ``local_write_concurrency`` (shards a write stores at once into a local or memory
     store without ``fsync``: default 2, at most ``request_concurrency``, 0 taken as 1),
-    ``decode_threads``, ``index_cache_bytes``,
+    ``decode_threads``, ``index_cache_bytes``, ``write_cache_bytes`` (bytes of shards a
+    remote array keeps after writing them partially, so that its next partial write of one
+    is a single conditional PUT instead of a GET and a PUT; default 0, off),
     ``verify_checksums``, ``store_empty_chunks``, ``max_metadata_bytes``, ``concurrency``,
     ``suffix_requests``, ``fsync``, ``max_retries``, ``retry_timeout`` (seconds),
     ``coalesce_max_gap``,

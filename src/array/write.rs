@@ -38,7 +38,7 @@ use crate::index::shape::cell_count;
 use crate::plan::{
     ChunkOp, ChunkOrderRows, ChunkPlan, Coverage, ShardWork, ShardedPlan, plan_chunks, plan_sharded,
 };
-use crate::store::{ObjectVersion, PutMode, StoreError, StoreKey};
+use crate::store::{ObjectVersion, PutMode, Store, StoreError, StoreKey};
 use object_store::PutPayload;
 
 use super::error::{ArrayError, Result};
@@ -428,10 +428,12 @@ enum Before {
     Unread,
     /// Absent: created only if still absent.
     Absent,
-    /// Read: replaced only if still this version.
+    /// Read (or `recalled`: as this array last stored it, `written.rs`): replaced only if
+    /// still this version.
     Read {
         bytes: Bytes,
         version: ObjectVersion,
+        recalled: bool,
     },
 }
 
@@ -442,10 +444,33 @@ impl Before {
     async fn read(shared: &Arc<Shared>, key: &StoreKey, shape: Option<&[u64]>) -> Result<Before> {
         Ok(
             match super::read::fetch_versioned(shared, key, shape).await? {
-                Some((bytes, version)) => Before::Read { bytes, version },
+                Some((bytes, version)) => Before::Read {
+                    bytes,
+                    version,
+                    recalled: false,
+                },
                 None => Before::Absent,
             },
         )
+    }
+
+    /// What a partial write starts from: the object as this array last stored it, when kept
+    /// (`written.rs`) and this is not an attempt after a conflict or an unknown outcome
+    /// (`verify`), else [`read`](Self::read).
+    async fn recall_or_read(
+        shared: &Arc<Shared>,
+        key: &StoreKey,
+        shape: Option<&[u64]>,
+        verify: bool,
+    ) -> Result<Before> {
+        if !verify && let Some(w) = shared.recall_written(key.as_str()) {
+            return Ok(Before::Read {
+                bytes: w.bytes,
+                version: w.version,
+                recalled: true,
+            });
+        }
+        Before::read(shared, key, shape).await
     }
 
     /// The object's bytes, when read.
@@ -461,7 +486,10 @@ impl Before {
         match self {
             Before::Unread => "skipped (covered)",
             Before::Absent => "absent",
-            Before::Read { .. } => "read",
+            Before::Read {
+                recalled: false, ..
+            } => "read",
+            Before::Read { recalled: true, .. } => "recalled (as this array stored it)",
         }
     }
 }
@@ -499,7 +527,11 @@ async fn commit(
         Err(e @ StoreError::Backend { .. }) => Ok(Committed::Unknown(e)),
         Err(e) => Err(ArrayError::Store(e)),
     };
+    // a partial write (one that read, or recalled, the object) remembers what it stores;
+    // anything else makes what was remembered stale
+    let remember = shared.remembers_writes() && !matches!(before, Before::Unread);
     let Some(bytes) = encoded else {
+        shared.forget_written(key.as_str());
         // nothing left to store: delete what is there (nothing to do if it was absent)
         if matches!(before, Before::Absent) {
             return Ok(Committed::Done);
@@ -508,25 +540,56 @@ async fn commit(
     };
     if verify && before.bytes().is_some_and(|b| holds(b, &bytes)) {
         tracing::debug!(key = %key, "already stored: no PUT");
+        shared.forget_written(key.as_str());
         return Ok(Committed::Done);
     }
+    let kept = remember.then(|| bytes.clone());
+    let recalled = matches!(before, Before::Read { recalled: true, .. });
     let mode = match before {
         Before::Unread => PutMode::Overwrite,
         Before::Absent => PutMode::Create,
         Before::Read { version, .. } => PutMode::Update(version),
     };
     let put = if store.opens_now() {
-        store.put_opts_or_overwrite(key, bytes, mode).await
+        put_checked(store, key, bytes, mode, recalled).await
     } else {
         // a remote PUT (S3's client hashes the body to sign it) runs as a task of its own,
         // which holds the shard's lock until it has ended
         let (store, key) = (store.clone(), key.clone());
-        let put = async move { store.put_opts_or_overwrite(&key, bytes, mode).await };
+        let put = async move { put_checked(&store, &key, bytes, mode, recalled).await };
         spawned::on_runtime(put, lock.clone())
             .await
             .map_err(|e| ArrayError::task("the runtime shut down during a PUT", Some(e)))?
     };
+    match (&put, kept) {
+        (Ok(version), Some(payload)) => {
+            shared.remember_written(key.as_str(), &payload, version.clone())
+        }
+        _ => shared.forget_written(key.as_str()),
+    }
     ended(put.map(drop))
+}
+
+/// The PUT of [`commit`]: where the store cannot check `mode`'s condition it writes
+/// unconditionally ([`Store::put_opts_or_overwrite`]), except over a `recalled` object: that
+/// may be stale by any amount of time, so the refusal is taken for a conflict and the next
+/// attempt reads the object (and then writes unconditionally).
+async fn put_checked(
+    store: &Store,
+    key: &StoreKey,
+    bytes: PutPayload,
+    mode: PutMode,
+    recalled: bool,
+) -> std::result::Result<ObjectVersion, StoreError> {
+    if !recalled {
+        return store.put_opts_or_overwrite(key, bytes, mode).await;
+    }
+    store.put_opts(key, bytes, mode).await.map_err(|e| match e {
+        StoreError::Unsupported { .. } => StoreError::Precondition {
+            url: store.url_of(key),
+        },
+        e => e,
+    })
 }
 
 /// Whether `stored` is exactly the concatenation of `payload`'s parts.
@@ -562,7 +625,7 @@ async fn write_shard(
     let before = if covered && !verify {
         Before::Unread
     } else {
-        Before::read(shared, key, None).await?
+        Before::recall_or_read(shared, key, None, verify).await?
     };
     // a covered shard is encoded from the fill value whatever was read
     let existing = match before.bytes() {
@@ -720,7 +783,7 @@ async fn write_whole(
     let before = if covered && !verify {
         Before::Unread
     } else {
-        Before::read(shared, key, Some(&shape)).await?
+        Before::recall_or_read(shared, key, Some(&shape), verify).await?
     };
     let mut buf = match before.bytes() {
         // a covered chunk is encoded from the fill value whatever was read
