@@ -33,6 +33,9 @@
 //! PUT's body is hashed for the signature; TensorStore through its `s3` kvstore (anonymous,
 //! and it hashes every body all the same). The table adds zarrflow's requests in its best
 //! call and the CPU time of the best calls, the server's threads left out of zarrflow's.
+//! Two more rows repeat the update and the small writes with a 64 MiB write cache
+//! (zarrflow's `with_write_cache_bytes`; TensorStore's cache pool, not rechecking cached
+//! data; zarrs has none).
 //! `-- --s3-only` runs these cases alone; `-- --s3-only --profile N` zarrflow's whole-array
 //! write through the server alone, N times (its CPU time includes the server's threads).
 
@@ -52,6 +55,10 @@ use zarrs::filesystem::FilesystemStore;
 /// millisecond, where a machine's noise is as large as the time; TensorStore's peer script
 /// uses the same number).
 const UPDATE_REPS: usize = 25;
+
+/// The write cache of the S3 cases that use one (zarrflow's `with_write_cache_bytes`,
+/// TensorStore's cache pool): the same number in `peers/tensorstore_peer.py`.
+const WRITE_CACHE_BYTES: u64 = 64 << 20;
 
 #[path = "peers/cpu_time.rs"]
 mod cpu_time;
@@ -702,6 +709,48 @@ fn s3_latency_cases(
                 batch.stage_scalar(v, i as u16).expect("stage");
             }
             rt.block_on(batch.commit()).expect("commit");
+        },
+    );
+
+    // The same writes through a handle that keeps the shards it wrote partially
+    // (`with_write_cache_bytes`): each write after the first is one conditional PUT.
+    // TensorStore's peer runs these with a cache pool of the same size, without rechecking
+    // cached data; zarrs has no cache.
+    let cached = rt
+        .block_on(Array::open_in(
+            &store,
+            &StoreKey::new("a").expect("key"),
+            ArrayOptions::default().with_write_cache_bytes(WRITE_CACHE_BYTES),
+        ))
+        .expect("zarrflow array with a write cache");
+    let view = work.region_view(&cached);
+    measure(
+        "update one inner chunk (write cache)",
+        "update one inner chunk (cache)",
+        UPDATE_REPS,
+        &mut || {
+            rt.block_on(zarray.async_store_array_subset(&sub, work.chunk_values()))
+                .expect("zarrs update")
+        },
+        &mut || {
+            rt.block_on(view.write(&work.chunk.view()))
+                .expect("zarrflow update")
+        },
+    );
+    let views = work.point_views(&cached);
+    measure(
+        "100 small writes (write cache)",
+        "100 small writes (cache)",
+        runs,
+        &mut zarrs_small,
+        &mut || {
+            rt.block_on(async {
+                for (i, v) in views.iter().enumerate() {
+                    v.write_scalar(i as u16)
+                        .await
+                        .expect("zarrflow small write");
+                }
+            })
         },
     );
 

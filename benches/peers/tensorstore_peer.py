@@ -7,7 +7,7 @@ process's CPU time (user + system, all threads) of that best call and, for reads
 of each result (for writes, of the array at the end), which the benchmark compares with its
 own. Import, open and data
 generation are outside the timings; TensorStore's cache pool is off (its default), as
-zarrflow's and zarrs' are.
+zarrflow's and zarrs' are, except in write-s3's two cached cases.
 
     python tensorstore_peer.py read DIR REPS SUB POINTS.npy
         DIR: a zarr v3 array (written by zarrs); SUB: "z0:z1,y0:y1,x0:x1";
@@ -26,7 +26,9 @@ zarrflow's and zarrs' are.
         the same cases into a new array at s3://BUCKET/PATH of the S3-compatible server at
         ENDPOINT (the write benchmark's delaying server, benches/peers/s3_latency.rs), with
         anonymous credentials (TensorStore still hashes every body for its requests'
-        x-amz-content-sha256, as object_store does when it signs them)
+        x-amz-content-sha256, as object_store does when it signs them); adds
+        "update one inner chunk (cache)" and "100 small writes (cache)", through a handle
+        with a 64 MiB cache pool that does not recheck cached data
 """
 
 import json
@@ -40,6 +42,8 @@ import tensorstore as ts
 # Repetitions of the one-inner-chunk update (a write of about a millisecond, where a
 # machine's noise is as large as the time): the same number in benches/write.rs.
 UPDATE_REPS = 25
+# The cache pool of the write-s3 mode's cached cases: WRITE_CACHE_BYTES in benches/write.rs.
+CACHE_BYTES = 64 << 20
 
 
 def best(reps, f):
@@ -84,7 +88,7 @@ def read_cases(kvstore, reps, sub, points_file, only=None):
     return out
 
 
-def write_cases(kvstore, n, shard, inner, reps):
+def write_cases(kvstore, n, shard, inner, reps, cache=False):
     spec = {
         "driver": "zarr3",
         "kvstore": kvstore,
@@ -144,6 +148,24 @@ def write_cases(kvstore, n, shard, inner, reps):
 
     out["100 small writes"] = timed(reps, small)
     out["100 small writes (transaction)"] = timed(reps, small_txn)
+    if cache:
+        # the update and the small writes again through a handle with a cache pool, using
+        # cached shards without rechecking them (zarrflow's write cache checks them by its
+        # conditional PUT)
+        cached_spec = {k: v for k, v in spec.items() if k not in ("create", "delete_existing")}
+        cached_spec["open"] = True
+        cached_spec["recheck_cached_data"] = False
+        cached_spec["context"] = {"cache_pool": {"total_bytes_limit": CACHE_BYTES}}
+        cached = ts.open(cached_spec).result()
+        out["update one inner chunk (cache)"] = timed(
+            UPDATE_REPS, lambda: cached[region].write(chunk).result()
+        )
+
+        def small_cached():
+            for i, p in enumerate(points):
+                cached[p].write(np.uint16(i)).result()
+
+        out["100 small writes (cache)"] = timed(reps, small_cached)
     out["sum"] = int(arr.read().result().astype(np.uint64).sum())
     return out
 
@@ -169,7 +191,7 @@ def main():
             "aws_region": "us-east-1",
             "aws_credentials": {"type": "anonymous"},
         }
-        out = write_cases(kvstore, n, shard, inner, reps)
+        out = write_cases(kvstore, n, shard, inner, reps, cache=True)
     else:
         raise SystemExit(f"unknown mode {mode!r}")
     json.dump(out, sys.stdout)
