@@ -109,14 +109,78 @@ pub(crate) fn on_multi_thread_runtime() -> bool {
 /// Runs CPU work that borrows the caller's values on the CPU pool (so that its parallel
 /// iterators and scopes fan out there): on a multi-threaded runtime the worker thread is
 /// handed over for the duration (`block_in_place`), so other tasks keep running.
+/// Without a CPU pool (its threads could not be started) the work runs on the calling
+/// thread alone ([`on_this_thread`]).
 pub(crate) fn run_parallel<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     let in_pool = move || match cpu_pool() {
         Some(pool) => pool.install(f),
-        None => f(),
+        None => on_this_thread(f),
     };
     if on_multi_thread_runtime() {
         tokio::task::block_in_place(in_pool)
     } else {
         in_pool()
+    }
+}
+
+thread_local! {
+    /// A rayon pool of this thread alone (`None` when this thread already works for a pool),
+    /// built on first use by [`on_this_thread`].
+    static THIS_THREAD_POOL: std::cell::OnceCell<Option<rayon::ThreadPool>> =
+        const { std::cell::OnceCell::new() };
+}
+
+/// Runs `f`, whose parallel iterators and scopes then run one after another on this
+/// thread: inside a pool of this thread alone, which starts no thread
+/// (`use_current_thread`). Outside any pool they would go to rayon's global pool, which
+/// this library never uses (see [`cpu_pool`]); and when the CPU pool's threads could not
+/// be started, the global pool's cannot either, and rayon then panics ("The global thread
+/// pool has not been initialized"), as `zarrflow get` did under a tight `ulimit -v`. On a
+/// thread that already works for a pool (nothing here makes one), `f` runs in that pool.
+pub(crate) fn on_this_thread<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    THIS_THREAD_POOL.with(|cell| {
+        let pool = cell.get_or_init(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .use_current_thread()
+                .build()
+                .ok()
+        });
+        match pool {
+            Some(pool) => pool.install(f),
+            None => f(),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use rayon::prelude::*;
+
+    use super::*;
+
+    #[test]
+    fn work_on_this_thread_runs_its_parallel_iterators_and_scopes_here() {
+        let here = std::thread::current().id();
+        let (threads, seen) = on_this_thread(|| {
+            let seen: Vec<_> = (0..1000)
+                .into_par_iter()
+                .map(|_| std::thread::current().id())
+                .collect();
+            (rayon::current_num_threads(), seen)
+        });
+        assert_eq!(threads, 1, "a pool of this thread alone");
+        assert!(seen.iter().all(|t| *t == here), "every item on this thread");
+        // a scope's spawns complete too (the reads' scatter uses one), in a second call
+        let ones = on_this_thread(|| {
+            let mut v = [0; 8];
+            rayon::scope(|s| {
+                for x in v.iter_mut() {
+                    s.spawn(move |_| *x = 1);
+                }
+            });
+            v.iter().sum::<i32>()
+        });
+        assert_eq!(ones, 8);
     }
 }
