@@ -656,23 +656,22 @@ fn s3_latency_cases(
         },
     );
 
+    // The update and the small writes run twice: through `ours`, then through a handle that
+    // keeps the shards it wrote partially (`with_write_cache_bytes`), where each write after
+    // the first is one conditional PUT. TensorStore's peer runs the second round with a
+    // cache pool of the same size, without rechecking cached data; zarrs has no cache.
+    let cached = rt
+        .block_on(Array::open_in(
+            &store,
+            &StoreKey::new("a").expect("key"),
+            ArrayOptions::default().with_write_cache_bytes(WRITE_CACHE_BYTES),
+        ))
+        .expect("zarrflow array with a write cache");
     let sub = work.region_subset();
-    let view = work.region_view(&ours);
-    measure(
-        "update one inner chunk inside a shard",
-        "update one inner chunk",
-        UPDATE_REPS,
-        &mut || {
-            rt.block_on(zarray.async_store_array_subset(&sub, work.chunk_values()))
-                .expect("zarrs update")
-        },
-        &mut || {
-            rt.block_on(view.write(&work.chunk.view()))
-                .expect("zarrflow update")
-        },
-    );
-
-    let views = work.point_views(&ours);
+    let mut zarrs_update = || {
+        rt.block_on(zarray.async_store_array_subset(&sub, work.chunk_values()))
+            .expect("zarrs update")
+    };
     let mut zarrs_small = || {
         rt.block_on(async {
             for (i, p) in work.points.iter().enumerate() {
@@ -683,12 +682,42 @@ fn s3_latency_cases(
             }
         })
     };
-    measure(
-        "100 small writes into one shard (no batch)",
-        "100 small writes",
-        runs,
-        &mut zarrs_small,
-        &mut || {
+    // each round: the array, then each case's name in the table and in TensorStore's peer
+    let rounds = [
+        (
+            &ours,
+            [
+                "update one inner chunk inside a shard",
+                "update one inner chunk",
+            ],
+            [
+                "100 small writes into one shard (no batch)",
+                "100 small writes",
+            ],
+        ),
+        (
+            &cached,
+            [
+                "update one inner chunk (write cache)",
+                "update one inner chunk (cache)",
+            ],
+            ["100 small writes (write cache)", "100 small writes (cache)"],
+        ),
+    ];
+    for (array, [update, peer_update], [small, peer_small]) in rounds {
+        let view = work.region_view(array);
+        measure(
+            update,
+            peer_update,
+            UPDATE_REPS,
+            &mut zarrs_update,
+            &mut || {
+                rt.block_on(view.write(&work.chunk.view()))
+                    .expect("zarrflow update")
+            },
+        );
+        let views = work.point_views(array);
+        measure(small, peer_small, runs, &mut zarrs_small, &mut || {
             rt.block_on(async {
                 for (i, v) in views.iter().enumerate() {
                     v.write_scalar(i as u16)
@@ -696,8 +725,9 @@ fn s3_latency_cases(
                         .expect("zarrflow small write");
                 }
             })
-        },
-    );
+        });
+    }
+    let views = work.point_views(&ours);
     measure(
         "100 small writes into one shard (zarrflow batch)",
         "100 small writes (transaction)",
@@ -709,48 +739,6 @@ fn s3_latency_cases(
                 batch.stage_scalar(v, i as u16).expect("stage");
             }
             rt.block_on(batch.commit()).expect("commit");
-        },
-    );
-
-    // The same writes through a handle that keeps the shards it wrote partially
-    // (`with_write_cache_bytes`): each write after the first is one conditional PUT.
-    // TensorStore's peer runs these with a cache pool of the same size, without rechecking
-    // cached data; zarrs has no cache.
-    let cached = rt
-        .block_on(Array::open_in(
-            &store,
-            &StoreKey::new("a").expect("key"),
-            ArrayOptions::default().with_write_cache_bytes(WRITE_CACHE_BYTES),
-        ))
-        .expect("zarrflow array with a write cache");
-    let view = work.region_view(&cached);
-    measure(
-        "update one inner chunk (write cache)",
-        "update one inner chunk (cache)",
-        UPDATE_REPS,
-        &mut || {
-            rt.block_on(zarray.async_store_array_subset(&sub, work.chunk_values()))
-                .expect("zarrs update")
-        },
-        &mut || {
-            rt.block_on(view.write(&work.chunk.view()))
-                .expect("zarrflow update")
-        },
-    );
-    let views = work.point_views(&cached);
-    measure(
-        "100 small writes (write cache)",
-        "100 small writes (cache)",
-        runs,
-        &mut zarrs_small,
-        &mut || {
-            rt.block_on(async {
-                for (i, v) in views.iter().enumerate() {
-                    v.write_scalar(i as u16)
-                        .await
-                        .expect("zarrflow small write");
-                }
-            })
         },
     );
 
