@@ -35,7 +35,7 @@
 //! call and the CPU time of the best calls, the server's threads left out of zarrflow's.
 //! Two more rows repeat the update and the small writes with a 64 MiB write cache
 //! (zarrflow's `with_write_cache_bytes`; TensorStore's cache pool, not rechecking cached
-//! data; zarrs has none).
+//! data; zarrs has none: its times there are those of the rows without).
 //! `-- --s3-only` runs these cases alone; `-- --s3-only --profile N` zarrflow's whole-array
 //! write through the server alone, N times (its CPU time includes the server's threads).
 
@@ -614,12 +614,13 @@ fn s3_latency_cases(
     }
     // each case with zarrflow's requests in its best call
     let mut rows: Vec<(Case, s3_latency::S3Counts)> = Vec::new();
+    // zarrs' best time `tz` is measured by the caller (and used again for the write-cache
+    // rows: zarrs has no cache)
     let mut measure = |name: &'static str,
                        peer_case: &'static str,
                        reps: usize,
-                       zarrs_call: &mut dyn FnMut(),
+                       tz: Duration,
                        ours_call: &mut dyn FnMut()| {
-        let (tz, _, _) = best(reps, &mut *zarrs_call);
         let mut counts = s3_latency::S3Counts::default();
         let (mut tf, mut cf) = (Duration::MAX, Duration::ZERO);
         for _ in 0..reps {
@@ -642,19 +643,14 @@ fn s3_latency_cases(
     };
 
     let all = ArraySubset::new_with_shape(shape.clone());
-    measure(
-        "write whole array",
-        "write whole",
-        runs,
-        &mut || {
-            rt.block_on(zarray.async_store_array_subset(&all, data))
-                .expect("zarrs write")
-        },
-        &mut || {
-            rt.block_on(ours.view().write(&values.view()))
-                .expect("zarrflow write")
-        },
-    );
+    let (tz, _, _) = best(runs, || {
+        rt.block_on(zarray.async_store_array_subset(&all, data))
+            .expect("zarrs write")
+    });
+    measure("write whole array", "write whole", runs, tz, &mut || {
+        rt.block_on(ours.view().write(&values.view()))
+            .expect("zarrflow write")
+    });
 
     // The update and the small writes run twice: through `ours`, then through a handle that
     // keeps the shards it wrote partially (`with_write_cache_bytes`), where each write after
@@ -704,20 +700,16 @@ fn s3_latency_cases(
             ["100 small writes (write cache)", "100 small writes (cache)"],
         ),
     ];
+    let (tz_update, _, _) = best(UPDATE_REPS, &mut zarrs_update);
+    let (tz_small, _, _) = best(runs, &mut zarrs_small);
     for (array, [update, peer_update], [small, peer_small]) in rounds {
         let view = work.region_view(array);
-        measure(
-            update,
-            peer_update,
-            UPDATE_REPS,
-            &mut zarrs_update,
-            &mut || {
-                rt.block_on(view.write(&work.chunk.view()))
-                    .expect("zarrflow update")
-            },
-        );
+        measure(update, peer_update, UPDATE_REPS, tz_update, &mut || {
+            rt.block_on(view.write(&work.chunk.view()))
+                .expect("zarrflow update")
+        });
         let views = work.point_views(array);
-        measure(small, peer_small, runs, &mut zarrs_small, &mut || {
+        measure(small, peer_small, runs, tz_small, &mut || {
             rt.block_on(async {
                 for (i, v) in views.iter().enumerate() {
                     v.write_scalar(i as u16)
@@ -732,7 +724,7 @@ fn s3_latency_cases(
         "100 small writes into one shard (zarrflow batch)",
         "100 small writes (transaction)",
         runs,
-        &mut zarrs_small,
+        tz_small,
         &mut || {
             let mut batch = ours.batch();
             for (i, v) in views.iter().enumerate() {

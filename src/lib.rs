@@ -140,7 +140,8 @@
 //!
 //! `cli` (default): the `zarrflow` command line and its dependencies (`clap`, `indicatif`,
 //! `tracing-subscriber`). The library itself needs none of them.
-// One audited exception: `array::result_buffer` advises result buffers onto huge pages.
+// Two audited exceptions: `array::result_buffer` advises result buffers onto huge pages, and
+// `codec::direct::FreeTail` lets zstd write a frame into a slab's spare capacity.
 #![deny(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 #![deny(rustdoc::broken_intra_doc_links)]

@@ -154,6 +154,54 @@ async fn another_writers_write_in_between_is_kept() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_that_empties_a_remembered_shard_never_deletes_another_writers_values() {
+    // a's remembered shard holds only its cell: writing the fill value there empties it,
+    // but the stored shard has b's cell too, and a delete cannot be made conditional
+    let server = MotoServer::start(&["bucket"]);
+    for (name, base) in backends(&server, "emptied") {
+        create(&base).await;
+        let (a, counting) = open_counted(&base, 1 << 20).await;
+        let (b, _) = open_counted(&base, 0).await;
+        set(&a, 0, 0, 1).await;
+        set(&b, 5, 5, 2).await;
+        counting.reset();
+        set(&a, 0, 0, 0).await;
+        let got = cells(&base).await;
+        assert_eq!((got[0], got[5 * 16 + 5]), (0, 2), "{name}: b's cell kept");
+        let c = counting.counts();
+        assert_eq!(
+            (c.gets(), c.put, c.delete),
+            (1, 1, 0),
+            "{name}: read, then PUT"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_entry_is_not_a_lost_race() {
+    // with a single attempt (no retry after a lost race) a write from a stale entry still
+    // succeeds: the refused PUT only sends it back to read the shard
+    let base: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    create(&base).await;
+    let counting = CountingStore::new(base.clone());
+    let options = ArrayOptions::default()
+        .with_write_cache_bytes(1 << 20)
+        .with_conflict_attempts(1);
+    let a = Array::open_in(&over(Arc::new(counting.clone())), &key(), options)
+        .await
+        .unwrap();
+    let (b, _) = open_counted(&base, 0).await;
+    set(&a, 0, 0, 1).await;
+    set(&b, 1, 1, 2).await;
+    counting.reset();
+    set(&a, 2, 2, 3).await;
+    let c = counting.counts();
+    assert_eq!((c.gets(), c.put), (1, 2));
+    let got = cells(&base).await;
+    assert_eq!((got[0], got[17], got[34]), (1, 2, 3));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn covered_writes_and_deletes_forget_their_shard() {
     let server = MotoServer::start(&["bucket"]);
     for (name, base) in backends(&server, "forget") {
@@ -237,4 +285,38 @@ async fn a_store_that_cannot_check_conditions_never_writes_from_memory() {
     counting.reset();
     set(&a, 3, 3, 4).await;
     assert_eq!(counting.counts().gets(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_put_whose_outcome_is_unknown_leaves_nothing_remembered() {
+    use zarrflow::store::wrappers::{FaultConfig, FaultStore};
+    // the second PUT through a's store lands but its response is lost: the write reads the
+    // shard, finds its bytes and ends; its shard is then not remembered (nothing was seen
+    // to succeed), so the next write reads it again
+    let base: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    create(&base).await;
+    let counting = CountingStore::new(base.clone());
+    let faulty = FaultStore::new(
+        counting.clone(),
+        FaultConfig::default().lose_put_response(2),
+    );
+    let options = ArrayOptions::default().with_write_cache_bytes(1 << 20);
+    let a = Array::open_in(&over(Arc::new(faulty)), &key(), options)
+        .await
+        .unwrap();
+    set(&a, 0, 0, 1).await; // PUT 1: remembered
+    counting.reset();
+    set(&a, 1, 1, 2).await; // PUT 2 from the entry, its response lost: read to verify
+    let c = counting.counts();
+    assert_eq!(
+        (c.gets(), c.put),
+        (1, 1),
+        "one PUT, then one read that finds it"
+    );
+    counting.reset();
+    set(&a, 2, 2, 3).await;
+    let c = counting.counts();
+    assert_eq!((c.gets(), c.put), (1, 1), "read again: nothing remembered");
+    let got = cells(&base).await;
+    assert_eq!((got[0], got[17], got[34]), (1, 2, 3));
 }

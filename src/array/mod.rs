@@ -272,10 +272,12 @@ impl ArrayOptions {
     /// stored and their version, and the next partial write of that shard from this array
     /// starts from them instead of reading it: one round trip (a PUT conditional on that
     /// version) instead of two. If anyone wrote the shard in between, the PUT fails its
-    /// condition and the write reads the shard and tries again, as without the cache. A
-    /// shard larger than a quarter of the budget is not kept. Like TensorStore's
-    /// `cache_pool`, off unless asked: with writers interleaving on the same shards, each
-    /// stale entry costs a refused PUT.
+    /// condition and the write reads the shard and tries again, as without the cache (not
+    /// counted as a lost race); a write that would leave a remembered shard empty reads it
+    /// first, since a delete cannot be conditional. A shard larger than a quarter of the
+    /// budget is not kept. Like TensorStore's `cache_pool`, off unless asked: with writers
+    /// interleaving on the same shards, each stale entry costs a refused PUT.
+    /// [`explain_write`](Array::explain_write) does not consult it (it shows the read).
     pub fn with_write_cache_bytes(mut self, bytes: u64) -> Self {
         self.write_cache_bytes = bytes;
         self
@@ -410,8 +412,7 @@ impl Array {
         let shards = shard_layout(meta);
         let index_cache = (options.index_cache_bytes > 0 && shards.is_some())
             .then(|| IndexCache::new(options.index_cache_bytes));
-        let written = (options.write_cache_bytes > 0 && !node.store().opens_now())
-            .then(|| written::WrittenShards::new(options.write_cache_bytes));
+        let written = written::WrittenShards::for_store(node.store(), options.write_cache_bytes);
         Ok(Array {
             shared: Arc::new(Shared {
                 node,

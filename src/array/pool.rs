@@ -34,6 +34,8 @@ pub(crate) fn cpu_pool() -> Option<Arc<rayon::ThreadPool>> {
     CPU_POOL.get(|| {
         let pool = rayon::ThreadPoolBuilder::new()
             .thread_name(|i| format!("zarrflow-cpu-{i}"))
+            // they encode a write's inner chunks (`codec/slab.rs`)
+            .start_handler(|_| crate::codec::slab::use_slabs_on_this_thread())
             .build();
         match pool {
             Ok(pool) => Some(Arc::new(pool)),
@@ -137,6 +139,11 @@ thread_local! {
 /// be started, the global pool's cannot either, and rayon then panics ("The global thread
 /// pool has not been initialized"), as `zarrflow get` did under a tight `ulimit -v`. On a
 /// thread that already works for a pool (nothing here makes one), `f` runs in that pool.
+///
+/// Only reached when the CPU pool's threads cannot start. rayon keeps the calling thread a
+/// worker of its one-thread pool for the thread's life (and never frees that pool): later
+/// parallel iterators on the thread outside any other pool, the caller's own included, run
+/// there, one after another, where they would otherwise go to rayon's global pool.
 pub(crate) fn on_this_thread<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     THIS_THREAD_POOL.with(|cell| {
         let pool = cell.get_or_init(|| {

@@ -385,7 +385,11 @@ async fn write_target(
     // after a conflict or an unknown outcome, an earlier attempt's bytes may be stored
     let mut verify = false;
     let mut unknown_outcomes = 0;
-    for attempt in 0..shared.options.conflict_attempts {
+    // a remembered shard found stale is read and written again once, without counting an
+    // attempt (no race was lost: the entry was old)
+    let mut stale_seen = false;
+    let mut attempt = 0;
+    while attempt < shared.options.conflict_attempts {
         let span = tracing::debug_span!("write_target", key = %key, attempt = attempt + 1);
         let outcome = match &shared.shards {
             Some(layout) if layout.partial_reads => {
@@ -402,7 +406,12 @@ async fn write_target(
         shared.forget_index(key.as_str());
         match outcome? {
             Committed::Done => return Ok(()),
-            Committed::Conflict => {}
+            Committed::Stale if !stale_seen => {
+                stale_seen = true;
+                tracing::debug!(key = %key, "the remembered shard is stale: reading it");
+                continue;
+            }
+            Committed::Stale | Committed::Conflict => {}
             Committed::Unknown(e) if unknown_outcomes < MAX_UNKNOWN_OUTCOME_RETRIES => {
                 unknown_outcomes += 1;
                 tracing::debug!(
@@ -415,6 +424,7 @@ async fn write_target(
         }
         verify = true;
         backoff(key.as_str(), attempt).await;
+        attempt += 1;
     }
     Err(ArrayError::Store(StoreError::Precondition {
         url: shared.node.store().url_of(&key),
@@ -499,6 +509,10 @@ impl Before {
 enum Committed {
     /// Stored, or nothing had to be written.
     Done,
+    /// Nothing was written: the attempt started from a shard this array remembered
+    /// (`written.rs`) that is no longer the stored one (its PUT was refused), or whose
+    /// result it could not store conditionally (a delete); the next attempt reads it.
+    Stale,
     /// The object changed since it was read (`Precondition`, `AlreadyExists`).
     Conflict,
     /// The store failed in a way that does not tell whether it acted (a backend error:
@@ -519,19 +533,31 @@ async fn commit(
     lock: &Arc<KeyGuard>,
 ) -> Result<Committed> {
     let store = shared.node.store();
+    let recalled = matches!(before, Before::Read { recalled: true, .. });
     let ended = |r: std::result::Result<(), StoreError>| match r {
         Ok(()) => Ok(Committed::Done),
+        // from a remembered shard: someone else wrote or deleted it since
+        Err(
+            StoreError::Precondition { .. }
+            | StoreError::AlreadyExists { .. }
+            | StoreError::NotFound { .. },
+        ) if recalled => Ok(Committed::Stale),
         Err(StoreError::Precondition { .. } | StoreError::AlreadyExists { .. }) => {
             Ok(Committed::Conflict)
         }
         Err(e @ StoreError::Backend { .. }) => Ok(Committed::Unknown(e)),
         Err(e) => Err(ArrayError::Store(e)),
     };
-    // a partial write (one that read, or recalled, the object) remembers what it stores;
-    // anything else makes what was remembered stale
-    let remember = shared.remembers_writes() && !matches!(before, Before::Unread);
+    // whatever happens next, what this array remembered of the object is no longer known
+    // to be stored (a PUT that outlives a dropped write may land): only a PUT seen to
+    // succeed below remembers again
+    shared.forget_written(key.as_str());
     let Some(bytes) = encoded else {
-        shared.forget_written(key.as_str());
+        if recalled {
+            // a delete cannot be made conditional: had someone else written the shard
+            // since it was remembered, their values would go with it
+            return Ok(Committed::Stale);
+        }
         // nothing left to store: delete what is there (nothing to do if it was absent)
         if matches!(before, Before::Absent) {
             return Ok(Committed::Done);
@@ -540,11 +566,11 @@ async fn commit(
     };
     if verify && before.bytes().is_some_and(|b| holds(b, &bytes)) {
         tracing::debug!(key = %key, "already stored: no PUT");
-        shared.forget_written(key.as_str());
         return Ok(Committed::Done);
     }
-    let kept = remember.then(|| bytes.clone());
-    let recalled = matches!(before, Before::Read { recalled: true, .. });
+    // a partial write (one that read, or recalled, the object) remembers what it stores
+    let kept =
+        (shared.remembers_writes() && !matches!(before, Before::Unread)).then(|| bytes.clone());
     let mode = match before {
         Before::Unread => PutMode::Overwrite,
         Before::Absent => PutMode::Create,
@@ -561,11 +587,8 @@ async fn commit(
             .await
             .map_err(|e| ArrayError::task("the runtime shut down during a PUT", Some(e)))?
     };
-    match (&put, kept) {
-        (Ok(version), Some(payload)) => {
-            shared.remember_written(key.as_str(), &payload, version.clone())
-        }
-        _ => shared.forget_written(key.as_str()),
+    if let (Ok(version), Some(payload)) = (&put, kept) {
+        shared.remember_written(key.as_str(), &payload, version.clone());
     }
     ended(put.map(drop))
 }

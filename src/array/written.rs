@@ -20,7 +20,7 @@ use bytes::Bytes;
 use moka::sync::Cache;
 use object_store::PutPayload;
 
-use crate::store::ObjectVersion;
+use crate::store::{ObjectVersion, Store};
 
 /// A shard as this array stored it, with the version the store gave it.
 #[derive(Clone, Debug)]
@@ -46,6 +46,13 @@ impl std::fmt::Debug for WrittenShards {
 }
 
 impl WrittenShards {
+    /// The cache of an array opened on `store` with a budget of `max_bytes`: none without
+    /// a budget, nor for local paths and `memory://` (stores that open objects at once,
+    /// where a GET costs little).
+    pub(crate) fn for_store(store: &Store, max_bytes: u64) -> Option<Self> {
+        (max_bytes > 0 && !store.opens_now()).then(|| WrittenShards::new(max_bytes))
+    }
+
     /// Keeps at most about `max_bytes` of shards.
     pub(crate) fn new(max_bytes: u64) -> Self {
         WrittenShards {
@@ -69,7 +76,8 @@ impl WrittenShards {
     /// within the budget (a quarter of it, so one shard never evicts all others).
     pub(crate) fn remember(&self, key: &str, payload: &PutPayload, version: ObjectVersion) {
         let len = payload.content_length();
-        if !version.is_known() || len as u64 > self.max_bytes / 4 {
+        // (the weigher counts at most u32::MAX bytes an entry)
+        if !version.is_known() || len as u64 > (self.max_bytes / 4).min(u32::MAX as u64 / 2) {
             self.forget(key);
             return;
         }
@@ -101,8 +109,8 @@ impl WrittenShards {
 /// when it is off).
 impl super::Shared {
     /// The shard at `key` as this array last stored it, if kept.
-    /// Never after the store refused a conditional PUT: its writes are then unconditional,
-    /// and a stale entry would overwrite another writer's shard.
+    /// Never after the store refused a conditional PUT: a write from an entry would only be
+    /// refused again (`write::put_checked` never writes one unconditionally).
     pub(crate) fn recall_written(&self, key: &str) -> Option<Written> {
         if self.node.store().refused_conditional_put() {
             return None;
@@ -164,6 +172,19 @@ mod tests {
         // larger than a quarter of the budget: not kept, and an older entry is dropped
         cache.remember("b", &PutPayload::from(vec![1u8; 1001]), version("2"));
         assert!(cache.get("b").is_none());
+    }
+
+    #[test]
+    fn remote_stores_with_a_budget_keep_shards_local_and_memory_ones_do_not() {
+        use crate::store::StoreOptions;
+        let s3 = Store::open("s3://bucket/a", StoreOptions::default()).unwrap();
+        assert!(WrittenShards::for_store(&s3, 1 << 20).is_some());
+        assert!(WrittenShards::for_store(&s3, 0).is_none(), "off by default");
+        let memory = Store::open("memory://written", StoreOptions::default()).unwrap();
+        assert!(WrittenShards::for_store(&memory, 1 << 20).is_none());
+        let dir = tempfile::tempdir().unwrap();
+        let local = Store::open(dir.path().to_str().unwrap(), StoreOptions::default()).unwrap();
+        assert!(WrittenShards::for_store(&local, 1 << 20).is_none());
     }
 
     #[test]

@@ -273,10 +273,16 @@ unsafe impl zstd::zstd_safe::WriteBuf for FreeTail<'_> {
     }
 
     fn as_mut_ptr(&mut self) -> *mut u8 {
-        self.0.as_mut_ptr()
+        // a pointer to the spare capacity (through the buffer's empty slice it would be a
+        // pointer to nothing)
+        self.0.spare_capacity_mut().as_mut_ptr().cast()
     }
 
     unsafe fn filled_until(&mut self, n: usize) {
+        assert!(
+            n <= self.0.capacity(),
+            "zstd reported writing past the buffer"
+        );
         // SAFETY: the caller initialized the first `n <= capacity()` bytes
         unsafe { self.0.set_len(n) }
     }

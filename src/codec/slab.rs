@@ -10,11 +10,17 @@
 //! Here an encoder writes chunk after chunk into the free tail of its thread's slab, and
 //! each chunk becomes a [`Bytes`] sharing the slab. A slab whose chunks have all been
 //! dropped is taken back whole ([`BytesMut::try_reclaim`]) and its pages, already
-//! touched, hold the next chunks. Memory held: each encoding thread's current slab
-//! ([`SLAB_BYTES`]) plus at most [`SPARE_BYTES`] of spare slabs for the process. A chunk
-//! whose worst case exceeds [`LARGEST_PIECE`] gets its own allocation, as before.
+//! touched, hold the next chunks.
+//!
+//! Only threads marked by [`use_slabs_on_this_thread`] use slabs: the CPU pool's, which
+//! encode the inner chunks of a write's shards (a shard's pieces are stored and dropped
+//! together; a store that keeps objects copies a payload of several parts). Elsewhere (a
+//! caller's thread, tokio's blocking pool, whose threads are not bounded) and for a chunk
+//! whose worst case exceeds [`LARGEST_PIECE`], a chunk gets an allocation of its own,
+//! shrunk to its size. Memory held: a slab ([`SLAB_BYTES`]) per CPU-pool thread plus at
+//! most [`SPARE_BYTES`] of spare slabs for the process.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::Mutex;
 
 use bytes::{Bytes, BytesMut};
@@ -32,6 +38,8 @@ pub(crate) const LARGEST_PIECE: usize = SLAB_BYTES / 4;
 pub(crate) const SPARE_BYTES: usize = 32 << 20;
 
 thread_local! {
+    /// Whether this thread writes its chunks into slabs ([`use_slabs_on_this_thread`]).
+    static USES_SLABS: Cell<bool> = const { Cell::new(false) };
     /// This thread's slab: its free tail (length 0) receives the next chunk.
     static CURRENT: RefCell<BytesMut> = RefCell::new(BytesMut::new());
 }
@@ -40,25 +48,28 @@ thread_local! {
 /// those chunks have been dropped.
 static SPARE: Mutex<Vec<BytesMut>> = Mutex::new(Vec::new());
 
-/// Writes one encoded chunk with `write`, which gets a destination with room for at least
-/// `bound` bytes (its worst case) and returns how many it wrote, and returns them. The
-/// chunk goes into this thread's slab when `bound` is at most [`LARGEST_PIECE`], into an
-/// allocation of its own otherwise. A failed `write` leaves nothing behind.
+/// Makes this thread write the chunks it encodes into slabs (the CPU pool's threads call
+/// it as they start).
+pub(crate) fn use_slabs_on_this_thread() {
+    USES_SLABS.with(|u| u.set(true));
+}
+
+/// Writes one encoded chunk with `write`, which gets an empty destination with room for at
+/// least `bound` bytes (its worst case) and appends the chunk to it, and returns the chunk:
+/// in this thread's slab when the thread uses slabs and `bound` is at most
+/// [`LARGEST_PIECE`], in an allocation of its own otherwise. A failed `write` leaves
+/// nothing behind.
 pub(crate) fn write_chunk<E>(
     bound: usize,
     write: impl FnOnce(&mut BytesMut) -> Result<(), E>,
 ) -> Result<Bytes, E> {
-    if bound > LARGEST_PIECE {
-        let mut own = BytesMut::with_capacity(bound);
-        write(&mut own)?;
-        return Ok(own.freeze());
+    if bound > LARGEST_PIECE || !USES_SLABS.with(Cell::get) {
+        return own_allocation(bound, write);
     }
     CURRENT.with(|cell| {
         let Ok(mut slab) = cell.try_borrow_mut() else {
-            // re-entered from inside `write` (nothing does this today): own allocation
-            let mut own = BytesMut::with_capacity(bound);
-            write(&mut own)?;
-            return Ok(own.freeze());
+            // re-entered from inside `write` (nothing does this today)
+            return own_allocation(bound, write);
         };
         // a slab whose chunks have all been dropped starts again from its beginning (still
         // in cache after a small write); otherwise it goes on filling, or is replaced
@@ -74,12 +85,26 @@ pub(crate) fn write_chunk<E>(
     })
 }
 
-/// Gives `slab`, whose chunks are not all dropped, room for a chunk of up to
-/// [`LARGEST_PIECE`] bytes: a spare slab whose chunks have all been dropped, else a new slab. A slab with chunks still alive joins the spares while they have room.
+/// A chunk written into an allocation of its own, shrunk to its size (it is kept until
+/// stored: the rest of its worst case would be kept with it).
+fn own_allocation<E>(
+    bound: usize,
+    write: impl FnOnce(&mut BytesMut) -> Result<(), E>,
+) -> Result<Bytes, E> {
+    let mut own = BytesMut::with_capacity(bound);
+    write(&mut own)?;
+    let mut own = Vec::from(own);
+    own.shrink_to_fit();
+    Ok(own.into())
+}
+
+/// Gives `slab` (empty, or holding chunks still alive) room for a chunk of up to
+/// [`LARGEST_PIECE`] bytes: a spare slab whose chunks have all been dropped, else a new
+/// slab. A slab with chunks still alive joins the spares while they have room.
 fn refill(slab: &mut BytesMut) {
     let old = std::mem::take(slab);
-    let Ok(mut spare) = SPARE.lock() else {
-        // a panic while the lock was held (nothing in it can panic): a slab of its own
+    // `try_lock`: a child forked while another thread held the lock would wait forever
+    let Ok(mut spare) = SPARE.try_lock() else {
         *slab = BytesMut::with_capacity(SLAB_BYTES);
         return;
     };
@@ -98,6 +123,7 @@ mod tests {
     use super::*;
 
     fn fill(byte: u8, n: usize) -> impl FnOnce(&mut BytesMut) -> Result<(), ()> {
+        use_slabs_on_this_thread();
         move |b| {
             assert!(b.is_empty());
             b.extend_from_slice(&vec![byte; n]);
@@ -168,6 +194,24 @@ mod tests {
         // the failed write's bytes are not part of the next chunk
         let next = write_chunk(500, fill(9, 3)).unwrap();
         assert_eq!(&next[..], &[9, 9, 9]);
+    }
+
+    #[test]
+    fn threads_not_marked_give_each_chunk_an_allocation_of_its_own_shrunk_to_it() {
+        std::thread::spawn(|| {
+            let chunk: Bytes = write_chunk(100_000, |b: &mut BytesMut| {
+                b.extend_from_slice(&[5; 10]);
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+            assert_eq!(&chunk[..], &[5; 10]);
+            // the allocation holds the chunk alone: converting back to a Vec is free and
+            // shows its capacity
+            let v = Vec::from(chunk);
+            assert!(v.capacity() < 100, "capacity {}", v.capacity());
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]
