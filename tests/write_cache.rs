@@ -320,3 +320,30 @@ async fn a_put_whose_outcome_is_unknown_leaves_nothing_remembered() {
     let got = cells(&base).await;
     assert_eq!((got[0], got[17], got[34]), (1, 2, 3));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resent_put_from_an_entry_is_not_stored_twice() {
+    use zarrflow::store::wrappers::{FaultConfig, FaultStore};
+    // the second PUT (from the entry) lands, its response is lost and the client sends it
+    // again: the resend is refused (the shard is no longer the remembered version), and
+    // the write reads the shard, finds its own bytes and stores nothing more
+    let base: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    create(&base).await;
+    let counting = CountingStore::new(base.clone());
+    let faulty = FaultStore::new(counting.clone(), FaultConfig::default().resend_lost_put(2));
+    let options = ArrayOptions::default().with_write_cache_bytes(1 << 20);
+    let a = Array::open_in(&over(Arc::new(faulty)), &key(), options)
+        .await
+        .unwrap();
+    set(&a, 0, 0, 1).await;
+    counting.reset();
+    set(&a, 1, 1, 2).await;
+    let c = counting.counts();
+    assert_eq!(
+        (c.gets(), c.put),
+        (1, 2),
+        "the PUT and its resend, one read, no third PUT"
+    );
+    let got = cells(&base).await;
+    assert_eq!((got[0], got[17]), (1, 2));
+}

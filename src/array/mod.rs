@@ -277,7 +277,7 @@ impl ArrayOptions {
     /// first, since a delete cannot be conditional. A shard larger than a quarter of the
     /// budget is not kept. Like TensorStore's `cache_pool`, off unless asked: with writers
     /// interleaving on the same shards, each stale entry costs a refused PUT.
-    /// [`explain_write`](Array::explain_write) does not consult it (it shows the read).
+    /// [`explain_write`](ArrayView::explain_write) does not consult it (it shows the read).
     pub fn with_write_cache_bytes(mut self, bytes: u64) -> Self {
         self.write_cache_bytes = bytes;
         self

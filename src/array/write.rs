@@ -408,6 +408,10 @@ async fn write_target(
             Committed::Done => return Ok(()),
             Committed::Stale if !stale_seen => {
                 stale_seen = true;
+                // the refusal may answer a resend of this attempt's own PUT (the client
+                // retries after a 5xx): read, and store nothing if it already holds the
+                // writes
+                verify = true;
                 tracing::debug!(key = %key, "the remembered shard is stale: reading it");
                 continue;
             }
@@ -595,8 +599,9 @@ async fn commit(
 
 /// The PUT of [`commit`]: where the store cannot check `mode`'s condition it writes
 /// unconditionally ([`Store::put_opts_or_overwrite`]), except over a `recalled` object: that
-/// may be stale by any amount of time, so the refusal is taken for a conflict and the next
-/// attempt reads the object (and then writes unconditionally).
+/// may be stale by any amount of time, so the refusal is taken for a stale entry
+/// ([`Committed::Stale`]) and the next attempt reads the object (and then writes
+/// unconditionally).
 async fn put_checked(
     store: &Store,
     key: &StoreKey,

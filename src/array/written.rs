@@ -118,9 +118,10 @@ impl super::Shared {
         self.written.as_ref().and_then(|c| c.get(key))
     }
 
-    /// Whether partial writes remember what they store.
+    /// Whether partial writes remember what they store (not once the store has refused a
+    /// conditional PUT: nothing would be recalled).
     pub(crate) fn remembers_writes(&self) -> bool {
-        self.written.is_some()
+        self.written.is_some() && !self.node.store().refused_conditional_put()
     }
 
     /// Remembers that `payload` is stored at `key` as `version`.
