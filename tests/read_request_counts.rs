@@ -204,3 +204,75 @@ async fn vindex_gather_fetches_only_the_inner_chunks_it_touches() {
 fn bytemuck_bytes(v: &[u16]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shard_this_handle_wrote_is_read_back_without_an_index_request() {
+    use object_store::memory::InMemory;
+    use zarrflow::metadata::ArraySpec;
+    use zarrflow::store::StoreKey;
+    // a remote store (object_store's in-memory store behind the counting wrapper): after a
+    // write, the index the shard was stored with is cached with the version the PUT
+    // returned, so a partial read makes one ranged GET, conditional on that version
+    let base = Arc::new(InMemory::new());
+    let counting = CountingStore::new(base.clone());
+    let store = Store::from_object_store(
+        Arc::new(counting.clone()),
+        "",
+        "memory://rc",
+        StoreOptions::default(),
+    )
+    .unwrap();
+    let spec = ArraySpec::new(vec![16, 16], "uint16")
+        .shard_shape(vec![16, 16])
+        .inner_chunk_shape(vec![4, 4]);
+    let path = StoreKey::new("a").unwrap();
+    let a = Array::create(&store, &path, &spec, ArrayOptions::default())
+        .await
+        .unwrap();
+    let b = Array::open_in(&store, &path, ArrayOptions::default())
+        .await
+        .unwrap();
+    a.view()
+        .get(&sel![0..8, 0..8])
+        .unwrap()
+        .write_scalar(3u16)
+        .await
+        .unwrap();
+    counting.reset();
+    let got: Vec<u16> = a
+        .view()
+        .get(&sel![1, 1..3])
+        .unwrap()
+        .read()
+        .await
+        .unwrap()
+        .into_iter()
+        .collect();
+    assert_eq!(got, [3, 3]);
+    let c = counting.counts();
+    assert_eq!(
+        (c.get, c.get_range, c.head),
+        (0, 1, 0),
+        "{:?}",
+        counting.log()
+    );
+
+    // another handle rewrites the shard: the cached index's version no longer matches, the
+    // read is refused and starts again from the stored index
+    b.view()
+        .get(&sel![1, 1])
+        .unwrap()
+        .write_scalar(9u16)
+        .await
+        .unwrap();
+    let got: Vec<u16> = a
+        .view()
+        .get(&sel![1, 1..3])
+        .unwrap()
+        .read()
+        .await
+        .unwrap()
+        .into_iter()
+        .collect();
+    assert_eq!(got, [9, 3]);
+}

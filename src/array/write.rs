@@ -31,6 +31,7 @@ use futures::StreamExt;
 use rayon::prelude::*;
 use tracing::Instrument;
 
+use crate::codec::ShardIndex;
 use crate::codec::bounds::try_fill_bytes;
 use crate::codec::sharding::ShardParts;
 use crate::index::IndexTransform;
@@ -41,6 +42,7 @@ use crate::plan::{
 use crate::store::{ObjectVersion, PutMode, Store, StoreError, StoreKey};
 use object_store::PutPayload;
 
+use super::cache::Cached;
 use super::error::{ArrayError, Result};
 use super::inner_targets::{INNER_BATCH, InnerTarget, InnerTargets};
 use super::key_locks::KeyGuard;
@@ -403,7 +405,6 @@ async fn write_target(
                     .await
             }
         };
-        shared.forget_index(key.as_str());
         match outcome? {
             Committed::Done => return Ok(()),
             Committed::Stale if !stale_seen => {
@@ -532,6 +533,7 @@ async fn commit(
     shared: &Shared,
     key: &StoreKey,
     encoded: Option<PutPayload>,
+    index: Option<ShardIndex>,
     before: Before,
     verify: bool,
     lock: &Arc<KeyGuard>,
@@ -552,10 +554,11 @@ async fn commit(
         Err(e @ StoreError::Backend { .. }) => Ok(Committed::Unknown(e)),
         Err(e) => Err(ArrayError::Store(e)),
     };
-    // whatever happens next, what this array remembered of the object is no longer known
-    // to be stored (a PUT that outlives a dropped write may land): only a PUT seen to
-    // succeed below remembers again
+    // whatever happens next, what this array remembered of the object (its bytes, its
+    // index) is no longer known to be stored (a PUT that outlives a dropped write may
+    // land): only a PUT seen to succeed below remembers again
     shared.forget_written(key.as_str());
+    shared.forget_index(key.as_str());
     let Some(bytes) = encoded else {
         if recalled {
             // a delete cannot be made conditional: had someone else written the shard
@@ -575,6 +578,7 @@ async fn commit(
     // a partial write (one that read, or recalled, the object) remembers what it stores
     let kept =
         (shared.remembers_writes() && !matches!(before, Before::Unread)).then(|| bytes.clone());
+    let shard_size = bytes.content_length();
     let mode = match before {
         Before::Unread => PutMode::Overwrite,
         Before::Absent => PutMode::Create,
@@ -591,8 +595,25 @@ async fn commit(
             .await
             .map_err(|e| ArrayError::task("the runtime shut down during a PUT", Some(e)))?
     };
-    if let (Ok(version), Some(payload)) = (&put, kept) {
-        shared.remember_written(key.as_str(), &payload, version.clone());
+    if let Ok(version) = &put {
+        if let Some(payload) = &kept {
+            shared.remember_written(key.as_str(), payload, version.clone());
+        }
+        // a remote shard's next partial read locates its inner chunks with the index it was
+        // stored with, conditionally on this version (no index request)
+        if let Some(index) = index
+            && version.is_known()
+            && !store.opens_now()
+        {
+            shared.remember_index(
+                key.as_str(),
+                Cached {
+                    index: Arc::new(index),
+                    version: version.clone(),
+                    shard_size: shard_size as u64,
+                },
+            );
+        }
     }
     ended(put.map(drop))
 }
@@ -773,15 +794,19 @@ async fn write_shard(
             copied_verbatim = counts.copied_verbatim,
             "write shard"
         );
-        Ok(shard.finish()?.map(PutPayload::from_iter))
+        Ok(shard.finish_with_index()?)
     };
-    let encoded = if single { step()? } else { run_parallel(step)? };
+    let finished = if single { step()? } else { run_parallel(step)? };
+    let (encoded, index) = match finished {
+        Some((parts, index)) => (Some(PutPayload::from_iter(parts)), Some(index)),
+        None => (None, None),
+    };
     // The encode ran inside this poll (it borrows the caller's values): yield before the
     // PUT, so that a caller polling many shard writes at once (`buffer_unordered`) gets
     // control back after a few encodes rather than after all in flight (the Python
     // module checks for Ctrl-C between polls).
     tokio::task::yield_now().await;
-    commit(shared, key, encoded, before, verify, lock).await
+    commit(shared, key, encoded, index, before, verify, lock).await
 }
 
 /// What a shard write did with the shard's inner chunks (for its DEBUG event).
@@ -862,6 +887,7 @@ async fn write_whole(
         shared,
         key,
         encoded.map(PutPayload::from),
+        None,
         before,
         verify,
         lock,

@@ -192,7 +192,13 @@ impl ShardParts {
 
     /// The shard's pieces in order, the index among them; `None` when no inner chunk was
     /// appended (delete the shard instead).
-    pub fn finish(mut self) -> Result<Option<Vec<Bytes>>, CodecError> {
+    pub fn finish(self) -> Result<Option<Vec<Bytes>>, CodecError> {
+        Ok(self.finish_with_index()?.map(|(parts, _)| parts))
+    }
+
+    /// [`finish`](Self::finish), with the shard's index (where each inner chunk lies in the
+    /// assembled shard).
+    pub fn finish_with_index(mut self) -> Result<Option<(Vec<Bytes>, ShardIndex)>, CodecError> {
         let Some(encoded) = self.layout.encoded_index()? else {
             return Ok(None);
         };
@@ -201,7 +207,7 @@ impl ShardParts {
             IndexLocation::Start => self.parts.insert(0, Bytes::from(encoded)),
             IndexLocation::End => self.parts.push(Bytes::from(encoded)),
         }
-        Ok(Some(self.parts))
+        Ok(Some((self.parts, self.layout.index)))
     }
 }
 
