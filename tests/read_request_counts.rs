@@ -205,6 +205,12 @@ fn bytemuck_bytes(v: &[u16]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// Cells (1, 1) and (1, 2) of `a`.
+async fn two_cells(a: &Array) -> Vec<u16> {
+    let cells = a.view().get(&sel![1, 1..3]).unwrap().read().await.unwrap();
+    cells.into_iter().collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shard_this_handle_wrote_is_read_back_without_an_index_request() {
     use object_store::memory::InMemory;
@@ -239,15 +245,7 @@ async fn a_shard_this_handle_wrote_is_read_back_without_an_index_request() {
         .await
         .unwrap();
     counting.reset();
-    let got: Vec<u16> = a
-        .view()
-        .get(&sel![1, 1..3])
-        .unwrap()
-        .read()
-        .await
-        .unwrap()
-        .into_iter()
-        .collect();
+    let got = two_cells(&a).await;
     assert_eq!(got, [3, 3]);
     let c = counting.counts();
     assert_eq!(
@@ -265,14 +263,6 @@ async fn a_shard_this_handle_wrote_is_read_back_without_an_index_request() {
         .write_scalar(9u16)
         .await
         .unwrap();
-    let got: Vec<u16> = a
-        .view()
-        .get(&sel![1, 1..3])
-        .unwrap()
-        .read()
-        .await
-        .unwrap()
-        .into_iter()
-        .collect();
+    let got = two_cells(&a).await;
     assert_eq!(got, [9, 3]);
 }

@@ -15,7 +15,7 @@ use object_store::memory::InMemory;
 use zarrflow::array::{Array, ArrayOptions};
 use zarrflow::metadata::ArraySpec;
 use zarrflow::sel;
-use zarrflow::store::wrappers::CountingStore;
+use zarrflow::store::wrappers::{CountingStore, FaultConfig, FaultStore};
 use zarrflow::store::{Store, StoreKey, StoreOptions};
 
 /// A 16×16 uint16 array of 8×8 shards of 4×4 inner chunks at `a`.
@@ -42,9 +42,22 @@ async fn open_counted(
     base: &Arc<dyn ObjectStore>,
     budget: u64,
 ) -> (Array, CountingStore<Arc<dyn ObjectStore>>) {
-    let counting = CountingStore::new(base.clone());
-    let store = over(Arc::new(counting.clone()));
     let options = ArrayOptions::default().with_write_cache_bytes(budget);
+    open_counted_with(base, options, None).await
+}
+
+/// The array at `a` opened with `options` through a counting wrapper of `base`, behind
+/// `fault` when given (the counts are of the requests that reach `base`).
+async fn open_counted_with(
+    base: &Arc<dyn ObjectStore>,
+    options: ArrayOptions,
+    fault: Option<FaultConfig>,
+) -> (Array, CountingStore<Arc<dyn ObjectStore>>) {
+    let counting = CountingStore::new(base.clone());
+    let store = match fault {
+        Some(fault) => over(Arc::new(FaultStore::new(counting.clone(), fault))),
+        None => over(Arc::new(counting.clone())),
+    };
     (
         Array::open_in(&store, &key(), options).await.unwrap(),
         counting,
@@ -183,13 +196,10 @@ async fn a_stale_entry_is_not_a_lost_race() {
     // succeeds: the refused PUT only sends it back to read the shard
     let base: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
     create(&base).await;
-    let counting = CountingStore::new(base.clone());
     let options = ArrayOptions::default()
         .with_write_cache_bytes(1 << 20)
         .with_conflict_attempts(1);
-    let a = Array::open_in(&over(Arc::new(counting.clone())), &key(), options)
-        .await
-        .unwrap();
+    let (a, counting) = open_counted_with(&base, options, None).await;
     let (b, _) = open_counted(&base, 0).await;
     set(&a, 0, 0, 1).await;
     set(&b, 1, 1, 2).await;
@@ -289,21 +299,14 @@ async fn a_store_that_cannot_check_conditions_never_writes_from_memory() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_put_whose_outcome_is_unknown_leaves_nothing_remembered() {
-    use zarrflow::store::wrappers::{FaultConfig, FaultStore};
     // the second PUT through a's store lands but its response is lost: the write reads the
     // shard, finds its bytes and ends; its shard is then not remembered (nothing was seen
     // to succeed), so the next write reads it again
     let base: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
     create(&base).await;
-    let counting = CountingStore::new(base.clone());
-    let faulty = FaultStore::new(
-        counting.clone(),
-        FaultConfig::default().lose_put_response(2),
-    );
     let options = ArrayOptions::default().with_write_cache_bytes(1 << 20);
-    let a = Array::open_in(&over(Arc::new(faulty)), &key(), options)
-        .await
-        .unwrap();
+    let fault = FaultConfig::default().lose_put_response(2);
+    let (a, counting) = open_counted_with(&base, options, Some(fault)).await;
     set(&a, 0, 0, 1).await; // PUT 1: remembered
     counting.reset();
     set(&a, 1, 1, 2).await; // PUT 2 from the entry, its response lost: read to verify
@@ -323,18 +326,14 @@ async fn a_put_whose_outcome_is_unknown_leaves_nothing_remembered() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resent_put_from_an_entry_is_not_stored_twice() {
-    use zarrflow::store::wrappers::{FaultConfig, FaultStore};
     // the second PUT (from the entry) lands, its response is lost and the client sends it
     // again: the resend is refused (the shard is no longer the remembered version), and
     // the write reads the shard, finds its own bytes and stores nothing more
     let base: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
     create(&base).await;
-    let counting = CountingStore::new(base.clone());
-    let faulty = FaultStore::new(counting.clone(), FaultConfig::default().resend_lost_put(2));
     let options = ArrayOptions::default().with_write_cache_bytes(1 << 20);
-    let a = Array::open_in(&over(Arc::new(faulty)), &key(), options)
-        .await
-        .unwrap();
+    let fault = FaultConfig::default().resend_lost_put(2);
+    let (a, counting) = open_counted_with(&base, options, Some(fault)).await;
     set(&a, 0, 0, 1).await;
     counting.reset();
     set(&a, 1, 1, 2).await;
