@@ -143,7 +143,7 @@ impl Default for ArrayOptions {
 /// every core busy while another waits (measured: the 100k-point gather of
 /// `cargo bench --bench read` runs 10–25 % faster on 2 cores, other cases unchanged).
 pub fn default_decode_threads() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get()) + 1
+    pool::cores() + 1
 }
 
 impl ArrayOptions {

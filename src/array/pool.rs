@@ -47,6 +47,15 @@ pub(crate) fn cpu_pool() -> Option<Arc<rayon::ThreadPool>> {
     })
 }
 
+/// The cores this process may use (`std::thread::available_parallelism`, 1 when unknown),
+/// asked once: on Linux the answer reads the cgroup's CPU quota from `/sys` (opening files,
+/// about 40 µs measured here), which a read would otherwise pay on its calling thread
+/// before any of its work is shared out. A quota changed while the process runs is not seen.
+pub(crate) fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// Threads of the CPU pool (1 when it cannot be started: work then runs on the calling
 /// thread).
 pub(crate) fn cpu_pool_threads() -> usize {
@@ -165,6 +174,14 @@ mod tests {
     use rayon::prelude::*;
 
     use super::*;
+
+    #[test]
+    fn the_cores_are_asked_once_and_are_what_std_says() {
+        let std_says = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(cores(), std_says);
+        assert_eq!(cores(), cores());
+        assert_eq!(super::super::default_decode_threads(), std_says + 1);
+    }
 
     #[test]
     fn work_on_this_thread_runs_its_parallel_iterators_and_scopes_here() {

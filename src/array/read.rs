@@ -499,8 +499,7 @@ const DECODE_WEIGHT: usize = 10;
 /// on file reads).
 fn copy_threads(decode_threads: usize) -> usize {
     if on_multi_thread_runtime() {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        decode_threads.min(cores).max(1)
+        decode_threads.min(super::pool::cores()).max(1)
     } else {
         1
     }
