@@ -1097,8 +1097,11 @@ def gen_zarr_python_v2():
         ("compressor_gzip", numcodecs.GZip(level=6), ["gzip"]),
         ("compressor_zlib", numcodecs.Zlib(level=4), ["zlib"]),
         ("compressor_bz2", numcodecs.BZ2(level=5), ["bz2"]),
+        ("compressor_lz4", numcodecs.LZ4(acceleration=1), ["lz4"]),
     ]:
-        zp2_array(name, d, chunks=(4, 4), compressors=comp, features=["compressor", *feats])
+        # TensorStore 0.1.86's `zarr` driver has no `lz4` compressor
+        must_read = ("zarr",) if name == "compressor_lz4" else ("zarr", "tensorstore")
+        zp2_array(name, d, chunks=(4, 4), compressors=comp, must_read=must_read, features=["compressor", *feats])
     # --- filters
     zp2_array("filter_fixedscaleoffset", (gen_data("zp2-fso", "int16", (8, 9)).astype("f8") / 10), chunks=(3, 4),
               filters=[numcodecs.FixedScaleOffset(offset=0, scale=10, dtype="<f8", astype="<i2")],
@@ -1142,7 +1145,6 @@ def gen_zarr_python_v2():
     # --- what zarrflow refuses by name (never read as raw bytes): codecs zarrs lacks, data types
     # zarrflow does not read yet
     for name, kwargs, data, expect in [
-        ("unsupported_lz4", {"compressors": numcodecs.LZ4()}, np.arange(6, dtype="u2"), "`lz4`"),
         ("unsupported_delta", {"filters": [numcodecs.Delta(dtype="<i4")]}, np.arange(6, dtype="i4"), "`delta`"),
         ("unsupported_structured", {}, np.zeros(6, dtype=[("a", "<i2"), ("b", "u1")]), "structured"),
     ]:
@@ -1310,8 +1312,8 @@ def gen_time() -> None:
 
 # =============================================================================================
 # numcodecs codecs in Zarr v3 (`numcodecs.*` names, zarr.codecs.numcodecs in zarr-python 3.4.2 with
-# numcodecs 0.17.1): one small array per codec zarrs 0.23 implements, read byte-identical; one per
-# codec it does not, refused by name.
+# numcodecs 0.17.1): one small array per codec zarrs 0.23 implements (and `lz4`, which zarrflow adds
+# as a zarrs codec plugin), read byte-identical; one per codec neither implements, refused by name.
 
 def gen_numcodecs_v3() -> None:
     import zarr.codecs.numcodecs as nc
@@ -1324,6 +1326,8 @@ def gen_numcodecs_v3() -> None:
         ("zlib", d16, {"compressors": [nc.Zlib(level=3)]}, ["zlib"]),
         ("gzip", d16, {"compressors": [nc.GZip(level=5)]}, ["gzip"]),
         ("bz2", d16, {"compressors": [nc.BZ2(level=2)]}, ["bz2"]),
+        ("lz4", d16, {"compressors": [nc.LZ4()]}, ["lz4"]),
+        ("lz4_in_shards", f64, {"shards": (8, 6), "compressors": [nc.LZ4(acceleration=7)]}, ["lz4", "sharded"]),
         ("zstd", d16, {"compressors": [nc.Zstd(level=3)]}, ["zstd"]),
         ("zstd_checksum", d16, {"compressors": [nc.Zstd(level=1, checksum=True)]}, ["zstd"]),
         ("blosc_lz4_shuffle", d16, {"compressors": [nc.Blosc(cname="lz4", clevel=5, shuffle=1)]}, ["blosc"]),
@@ -1346,12 +1350,11 @@ def gen_numcodecs_v3() -> None:
             # the stored values are BitRound's rounding of the data, what every reader returns
             data = np.asarray(nc.BitRound(keepbits=6)._codec.decode(nc.BitRound(keepbits=6)._codec.encode(data)))
             data = data.reshape(f32.shape).astype("f4")
-        writes = part if name in ("zstd", "zstd_in_shards", "crc32c") else (FULL,)
+        writes = part if name in ("zstd", "zstd_in_shards", "crc32c", "lz4_in_shards") else (FULL,)
         zp_array(f"numcodecs_{name}", data, chunks=(4, 3), writes=writes, must_read=("zarr",),
                  features=["numcodecs", *feats, *(["missing_chunks"] if writes is part else [])], **kwargs)
     d32 = np.arange(10, dtype="i4")
     for name, dtype, kwargs, codec in [
-        ("lz4", "i4", {"compressors": [nc.LZ4()]}, "numcodecs.lz4"),
         ("lzma", "i4", {"compressors": [nc.LZMA()]}, "numcodecs.lzma"),
         ("crc32", "i4", {"compressors": [nc.CRC32()]}, "numcodecs.crc32"),
         ("jenkins_lookup3", "i4", {"compressors": [nc.JenkinsLookup3()]}, "numcodecs.jenkins_lookup3"),

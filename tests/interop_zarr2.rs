@@ -158,6 +158,14 @@ fn cases() -> Vec<(&'static str, ArraySpec, Value)> {
             json!({"dtype": "<c16", "order": "F"}),
         ),
         (
+            "int32_big_endian_lz4",
+            spec("int32").codecs([
+                big(),
+                CodecSpec::new("numcodecs.lz4", json!({"acceleration": 2})),
+            ]),
+            json!({"dtype": ">i4", "compressor": "lz4"}),
+        ),
+        (
             "uint64_no_compressor",
             spec("uint64").codecs([CodecSpec::bytes()]),
             json!({"dtype": "<u8", "compressor": null}),

@@ -95,6 +95,7 @@ const BYTES: &str = r#"{"name":"bytes","configuration":{"endian":"little"}}"#;
 const ZSTD: &str = r#"{"name":"zstd","configuration":{"level":1,"checksum":false}}"#;
 const GZIP: &str = r#"{"name":"gzip","configuration":{"level":1}}"#;
 const BLOSC: &str = r#"{"name":"blosc","configuration":{"cname":"lz4","clevel":5,"shuffle":"shuffle","typesize":2,"blocksize":0}}"#;
+const LZ4: &str = r#"{"name":"numcodecs.lz4","configuration":{"acceleration":1}}"#;
 const INDEX: &str = r#"[{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}]"#;
 
 /// An array `zarr.json` (regular grid) written by hand: `codecs` is the JSON list.
@@ -374,6 +375,65 @@ fn blosc_headers_claiming_more_than_the_chunk_are_refused() {
     );
 }
 
+/// numcodecs' lz4 declares the decoded size in a 4-byte header: a header claiming 2 GiB
+/// for a 32-byte chunk (or block) is refused before anything of that size is allocated,
+/// unsharded and inside a shard.
+#[test]
+fn lz4_headers_claiming_more_than_the_chunk_are_refused() {
+    in_child(
+        "lz4_headers_claiming_more_than_the_chunk_are_refused",
+        GIB,
+        || {
+            runtime().block_on(async {
+                let store = Store::memory();
+                let lz4 = zarrflow::metadata::CodecSpec::new(
+                    "numcodecs.lz4",
+                    serde_json::json!({"acceleration": 1}),
+                );
+                let spec = ArraySpec::new(vec![8, 8], "uint16")
+                    .shard_shape(vec![4, 4])
+                    .codecs([zarrflow::metadata::CodecSpec::bytes(), lz4]);
+                let a = Array::create(&store, &StoreKey::root(), &spec, ArrayOptions::default())
+                    .await
+                    .unwrap();
+                a.view().write_scalar(7u16).await.unwrap();
+                let key = StoreKey::new("c/0/0").unwrap();
+                let good = store.get(&key).await.unwrap().to_vec();
+                assert_eq!(read(&a, "0:4,0:4").await.unwrap(), [7u8, 0].repeat(16));
+                for declared in [0x7fff_ff00u32, 33, 31] {
+                    let mut chunk = good.clone();
+                    chunk[..4].copy_from_slice(&declared.to_le_bytes());
+                    store.put(&key, Bytes::from(chunk)).await.unwrap();
+                    for sel in ["...", "0:4,0:4", "1,1"] {
+                        assert_refused(&a, sel, "c/0/0", "lz4 chunk").await;
+                    }
+                }
+                let mut chunk = good.clone();
+                chunk[..4].copy_from_slice(&0x7fff_ff00u32.to_le_bytes());
+                let doc = array_doc(
+                    "[8,8]",
+                    "uint16",
+                    "[8,8]",
+                    &format!("[{}]", sharding("[4,4]", &format!("[{BYTES},{LZ4}]"))),
+                );
+                let meta = ArrayMetadata::parse(doc.as_bytes(), "k").unwrap();
+                let shard = meta
+                    .codecs()
+                    .sharding()
+                    .unwrap()
+                    .assemble_shard(&[8, 8], &[Some(&chunk), Some(&good), None, None])
+                    .unwrap()
+                    .unwrap();
+                let a = hostile(&doc, &[("c/0/0", shard)]).await;
+                assert_eq!(read(&a, "0:4,4:8").await.unwrap(), [7u8, 0].repeat(16));
+                for sel in ["...", "0:4,0:4", "1,1"] {
+                    assert_refused(&a, sel, "c/0/0 inner chunk [0, 0]", "lz4 inner chunk").await;
+                }
+            })
+        },
+    );
+}
+
 /// Chunks declared huge (2^40 bytes) whose stored objects are a few bytes: no buffer of the
 /// declared size is allocated before the stored bytes can justify it. Before: a read of a
 /// few cells allocated the declared size first (abort). After: `CodecError::WrongSize`
@@ -391,6 +451,7 @@ fn tiny_objects_of_huge_chunks_are_refused_before_allocation() {
                     format!("[{BYTES}]"),
                     format!("[{BYTES},{ZSTD}]"),
                     format!("[{BYTES},{GZIP}]"),
+                    format!("[{BYTES},{LZ4}]"),
                     format!("[{BYTES},{{\"name\":\"crc32c\"}}]"),
                 ] {
                     let doc = array_doc(tera, "uint8", tera, &codecs);

@@ -71,6 +71,8 @@ pub(crate) enum BytesCodecKind {
     Bz2,
     /// `blosc` (version 1 framing, 16-byte header).
     Blosc,
+    /// numcodecs' `lz4` (a 4-byte size header, one LZ4 block: [`super::lz4`]).
+    Lz4,
     /// `crc32c`: 4 bytes of checksum.
     Crc32c,
     /// `shuffle`: a permutation of the bytes.
@@ -93,6 +95,8 @@ impl BytesCodecKind {
             BytesCodecKind::Bz2
         } else if any.is::<BloscCodec>() {
             BytesCodecKind::Blosc
+        } else if any.is::<super::lz4::Lz4Codec>() {
+            BytesCodecKind::Lz4
         } else if any.is::<Crc32cCodec>() {
             BytesCodecKind::Crc32c
         } else if any.is::<ShuffleCodec>() {
@@ -110,6 +114,7 @@ impl BytesCodecKind {
             BytesCodecKind::Zlib => "zlib",
             BytesCodecKind::Bz2 => "bz2",
             BytesCodecKind::Blosc => "blosc",
+            BytesCodecKind::Lz4 => "lz4",
             BytesCodecKind::Crc32c => "crc32c",
             BytesCodecKind::Shuffle => "shuffle",
             BytesCodecKind::Other => "bytes-to-bytes codec",
@@ -146,6 +151,7 @@ impl BytesCodecKind {
                     .saturating_add(n.div_ceil(64))
             }),
             BytesCodecKind::Blosc => bounded(|n| n.saturating_add(16)),
+            BytesCodecKind::Lz4 => bounded(super::lz4::encoded_bound),
             // bzip2's documented bound: 1 % plus 600 bytes
             BytesCodecKind::Bz2 => bounded(|n| n.saturating_add(n / 100).saturating_add(600)),
             BytesCodecKind::Crc32c | BytesCodecKind::Shuffle => {
@@ -176,6 +182,8 @@ impl BytesCodecKind {
                     .saturating_mul(DEFLATE_MAX_RATIO)
                     .saturating_add(1 << 10),
             ),
+            // a block byte yields at most 255 (a length-extension byte)
+            BytesCodecKind::Lz4 => Some(encoded.saturating_mul(255).saturating_add(16)),
             BytesCodecKind::Crc32c => Some(encoded.saturating_sub(4)),
             BytesCodecKind::Shuffle => Some(encoded),
             // bzip2's run-length stages allow ratios in the millions: only the declared
@@ -250,6 +258,21 @@ pub(crate) fn decode_stage<'a>(
                 return Err(too_large());
             }
             Ok(Cow::Owned(out))
+        }
+        BytesCodecKind::Lz4 => {
+            // the header's size is checked before the codec allocates it
+            if let Some((declared, _)) = super::lz4::declared_size(&input)
+                && (declared > limit || declared > justified)
+            {
+                return Err(CodecError::WrongSize {
+                    key: format!("{key} (lz4 header)"),
+                    expected: limit.min(justified),
+                    got: declared,
+                });
+            }
+            codec
+                .decode(input, decoded, options)
+                .map_err(|e| super::codec_err("decode", key, e))
         }
         BytesCodecKind::Blosc => {
             let declared = blosc_declared_size(&input).ok_or_else(|| CodecError::Codec {

@@ -5,6 +5,8 @@
 //!   bytes→bytes codecs around zarrflow's own [`Sharding`] layer.
 //! * [`sharding`]: configuration, shard index encode/decode with validation, shard assembly.
 //! * [`block`]: C-order block copy helpers.
+//! * [`lz4`]: numcodecs' `lz4` compressor, which zarrs lacks, registered as a zarrs codec
+//!   plugin (v2 `lz4`, v3 `numcodecs.lz4`).
 //! * [`bounds`]: what metadata and stored bytes justify — encoded and decoded size bounds,
 //!   bounded bytes→bytes decoders, fallible allocation of chunk-sized buffers.
 
@@ -12,6 +14,7 @@ pub mod block;
 pub mod bounds;
 mod direct;
 mod error;
+pub mod lz4;
 pub mod sharding;
 pub(crate) mod slab;
 pub mod vlen;

@@ -251,8 +251,8 @@ pub struct LayoutArgs {
     /// The shard (write) shape; without it the array is unsharded.
     #[arg(long, value_name = "SHAPE", value_parser = parse_shape)]
     pub shards: Option<Shape>,
-    /// Compression: zstd[:LEVEL], gzip[:LEVEL], zlib[:LEVEL], bz2[:LEVEL] (numcodecs.zlib,
-    /// numcodecs.bz2), blosc[:CNAME[:LEVEL]] or none.
+    /// Compression: zstd[:LEVEL], gzip[:LEVEL], zlib[:LEVEL], bz2[:LEVEL], lz4[:ACCELERATION]
+    /// (numcodecs.zlib, numcodecs.bz2, numcodecs.lz4), blosc[:CNAME[:LEVEL]] or none.
     #[arg(long, value_name = "CODEC", value_parser = parse_codec)]
     pub codec: Option<Compressor>,
     /// Where the shard index lies: start or end.

@@ -60,6 +60,8 @@ pub enum Compressor {
     Zlib(u32),
     /// `bz2[:LEVEL]`: numcodecs' BZ2 (`numcodecs.bz2`).
     Bz2(u32),
+    /// `lz4[:ACCELERATION]`: numcodecs' LZ4 (`numcodecs.lz4`; v2: the `lz4` compressor).
+    Lz4(u32),
     /// `blosc[:CNAME[:LEVEL]]`.
     Blosc {
         /// The blosc compressor.
@@ -90,6 +92,10 @@ impl Compressor {
                 "numcodecs.bz2",
                 serde_json::json!({ "level": level }),
             )),
+            Compressor::Lz4(acceleration) => codecs.push(CodecSpec::new(
+                "numcodecs.lz4",
+                serde_json::json!({ "acceleration": acceleration }),
+            )),
             Compressor::Blosc { cname, level } => codecs.push(match element_size {
                 Some(size) => CodecSpec::blosc(cname, level, size),
                 None => CodecSpec::blosc_per_array(cname, level),
@@ -114,7 +120,7 @@ fn parse_level(text: &str, range: std::ops::RangeInclusive<i64>) -> Result<i64, 
 }
 
 /// Parses `--codec`: `zstd[:LEVEL]`, `gzip[:LEVEL]`, `zlib[:LEVEL]`, `bz2[:LEVEL]`,
-/// `blosc[:CNAME[:LEVEL]]` or `none`.
+/// `lz4[:ACCELERATION]`, `blosc[:CNAME[:LEVEL]]` or `none`.
 pub fn parse_codec(text: &str) -> Result<Compressor, String> {
     let parts: Vec<&str> = text.trim().split(':').collect();
     Ok(match parts.as_slice() {
@@ -134,6 +140,11 @@ pub fn parse_codec(text: &str) -> Result<Compressor, String> {
         ["bz2", rest @ ..] if rest.len() <= 1 => Compressor::Bz2(match rest.first() {
             Some(l) => parse_level(l, 1..=9)? as u32,
             None => 9,
+        }),
+        // liblz4's acceleration: 1 (numcodecs' default) up to LZ4_ACCELERATION_MAX
+        ["lz4", rest @ ..] if rest.len() <= 1 => Compressor::Lz4(match rest.first() {
+            Some(a) => parse_level(a, 1..=65537)? as u32,
+            None => 1,
         }),
         ["blosc", rest @ ..] if rest.len() <= 2 => {
             let name = rest.first().copied().unwrap_or("zstd");
@@ -155,7 +166,7 @@ pub fn parse_codec(text: &str) -> Result<Compressor, String> {
         _ => {
             return Err(
                 "expected zstd[:LEVEL], gzip[:LEVEL], zlib[:LEVEL], bz2[:LEVEL], \
-                 blosc[:CNAME[:LEVEL]] or none"
+                 lz4[:ACCELERATION], blosc[:CNAME[:LEVEL]] or none"
                     .into(),
             );
         }
@@ -607,6 +618,11 @@ mod tests {
             serde_json::json!({"name": "numcodecs.zlib", "configuration": {"level": 3}})
         );
         assert_eq!(parse_codec("bz2").unwrap(), Compressor::Bz2(9));
+        assert_eq!(parse_codec("lz4").unwrap(), Compressor::Lz4(1));
+        let lz4 = &parse_codec("lz4:3").unwrap().codecs(None)[1];
+        assert_eq!(lz4.name, "numcodecs.lz4");
+        assert_eq!(lz4.configuration.as_ref().unwrap()["acceleration"], 3);
+        assert!(parse_codec("lz4:0").is_err() && parse_codec("lz4:1:2").is_err());
         assert_eq!(
             parse_codec("bz2:1").unwrap().codecs(None)[1].name,
             "numcodecs.bz2"

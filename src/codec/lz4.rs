@@ -1,0 +1,340 @@
+//! numcodecs' `lz4` compressor (Zarr v2 `{"id": "lz4"}`, Zarr v3 `numcodecs.lz4` as
+//! zarr-python 3 writes it), which zarrs 0.23 does not implement: a zarrs bytes→bytes codec
+//! registered with zarrs' codec plugins, so that chains and v2 → v3 conversions find it.
+//!
+//! The stream is numcodecs' (`numcodecs/lz4.pyx`): the decoded size as a 4-byte
+//! little-endian integer, then one LZ4 block. Blocks are made and read by `lz4_flex`
+//! (pure Rust, bounds-checked decoding); `acceleration` is kept in the metadata as written,
+//! and any valid block decodes whatever acceleration made it.
+//!
+//! A decode never allocates more than the size the header declares, and the header must
+//! declare exactly the chunk's size where that is known (see also
+//! the `bounds` module, whose lz4 stage checks it before any allocation).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use zarrs::array::codec::api::{
+    BytesToBytesCodecTraits, Codec, CodecError, CodecMetadataOptions, CodecOptions, CodecPluginV2,
+    CodecPluginV3, CodecTraits, CodecTraitsV2, CodecTraitsV3, PartialDecoderCapability,
+    PartialEncoderCapability, RecommendedConcurrency,
+};
+use zarrs::array::{ArrayBytesRaw, BytesRepresentation};
+use zarrs::metadata::Configuration;
+use zarrs::metadata::v2::MetadataV2;
+use zarrs::metadata::v3::MetadataV3;
+use zarrs::plugin::{PluginCreateError, ZarrVersion};
+
+/// numcodecs' default acceleration (`LZ4_compress_fast`'s 1).
+pub const DEFAULT_ACCELERATION: i64 = 1;
+
+/// The largest input an LZ4 block holds (`LZ4_MAX_INPUT_SIZE`): numcodecs cannot decode
+/// more, so no larger chunk is written.
+pub const MAX_LZ4_INPUT: u64 = 0x7E00_0000;
+
+/// Bytes of the size header before the block.
+const HEADER: usize = 4;
+
+/// The `lz4` codec's configuration, as numcodecs writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lz4Configuration {
+    /// `LZ4_compress_fast`'s acceleration (numcodecs' default 1); kept as written.
+    #[serde(default = "default_acceleration")]
+    pub acceleration: i64,
+}
+
+fn default_acceleration() -> i64 {
+    DEFAULT_ACCELERATION
+}
+
+/// numcodecs' `lz4` compressor as a zarrs bytes→bytes codec.
+#[derive(Debug, Clone)]
+pub struct Lz4Codec {
+    configuration: Lz4Configuration,
+}
+
+zarrs::plugin::impl_extension_aliases!(Lz4Codec,
+    v3: "numcodecs.lz4", [],
+    v2: "lz4", []
+);
+
+inventory::submit! {
+    CodecPluginV3::new::<Lz4Codec>()
+}
+
+inventory::submit! {
+    CodecPluginV2::new::<Lz4Codec>()
+}
+
+impl Lz4Codec {
+    /// The codec with `configuration`.
+    pub fn new(configuration: Lz4Configuration) -> Self {
+        Lz4Codec { configuration }
+    }
+}
+
+/// The configuration in `metadata`'s (v2 or v3) configuration object.
+fn configuration_of(
+    configuration: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Lz4Configuration, PluginCreateError> {
+    serde_json::from_value(serde_json::Value::Object(configuration.clone()))
+        .map_err(|e| PluginCreateError::Other(format!("invalid lz4 configuration: {e}")))
+}
+
+impl CodecTraitsV3 for Lz4Codec {
+    fn create(metadata: &MetadataV3) -> Result<Codec, PluginCreateError> {
+        let configuration = match metadata.configuration() {
+            Some(c) => configuration_of(c)?,
+            None => Lz4Configuration {
+                acceleration: DEFAULT_ACCELERATION,
+            },
+        };
+        Ok(Codec::BytesToBytes(Arc::new(Lz4Codec::new(configuration))))
+    }
+}
+
+impl CodecTraitsV2 for Lz4Codec {
+    fn create(metadata: &MetadataV2) -> Result<Codec, PluginCreateError> {
+        let configuration = configuration_of(metadata.configuration())?;
+        Ok(Codec::BytesToBytes(Arc::new(Lz4Codec::new(configuration))))
+    }
+}
+
+impl CodecTraits for Lz4Codec {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn configuration(
+        &self,
+        _version: ZarrVersion,
+        _options: &CodecMetadataOptions,
+    ) -> Option<Configuration> {
+        let mut map = serde_json::Map::new();
+        map.insert(
+            "acceleration".into(),
+            serde_json::Value::from(self.configuration.acceleration),
+        );
+        Some(Configuration::from(map))
+    }
+
+    fn partial_decoder_capability(&self) -> PartialDecoderCapability {
+        PartialDecoderCapability {
+            partial_read: false,
+            partial_decode: false,
+        }
+    }
+
+    fn partial_encoder_capability(&self) -> PartialEncoderCapability {
+        PartialEncoderCapability {
+            partial_encode: false,
+        }
+    }
+}
+
+/// The decoded size `encoded`'s header declares, and its block.
+pub(crate) fn declared_size(encoded: &[u8]) -> Option<(u64, &[u8])> {
+    let header: [u8; HEADER] = encoded.get(..HEADER)?.try_into().ok()?;
+    Some((u64::from(u32::from_le_bytes(header)), &encoded[HEADER..]))
+}
+
+/// The most bytes an LZ4 block of `n` bytes can hold: `LZ4_compressBound`, plus the header.
+pub(crate) fn encoded_bound(n: u64) -> u64 {
+    n.saturating_add(n / 255)
+        .saturating_add(16)
+        .saturating_add(HEADER as u64)
+}
+
+fn codec_error(message: String) -> CodecError {
+    CodecError::Other(message)
+}
+
+impl BytesToBytesCodecTraits for Lz4Codec {
+    fn into_dyn(self: Arc<Self>) -> Arc<dyn BytesToBytesCodecTraits> {
+        self as Arc<dyn BytesToBytesCodecTraits>
+    }
+
+    fn recommended_concurrency(
+        &self,
+        _decoded_representation: &BytesRepresentation,
+    ) -> Result<RecommendedConcurrency, CodecError> {
+        Ok(RecommendedConcurrency::new_maximum(1))
+    }
+
+    fn encoded_representation(
+        &self,
+        decoded_representation: &BytesRepresentation,
+    ) -> BytesRepresentation {
+        decoded_representation
+            .size()
+            .map_or(BytesRepresentation::UnboundedSize, |n| {
+                BytesRepresentation::BoundedSize(encoded_bound(n))
+            })
+    }
+
+    fn encode<'a>(
+        &self,
+        decoded_value: ArrayBytesRaw<'a>,
+        _options: &CodecOptions,
+    ) -> Result<ArrayBytesRaw<'a>, CodecError> {
+        let n = decoded_value.len();
+        if n as u64 > MAX_LZ4_INPUT {
+            return Err(codec_error(format!(
+                "lz4 holds at most {MAX_LZ4_INPUT} bytes per chunk, this one has {n}"
+            )));
+        }
+        let bound = HEADER + lz4_flex::block::get_maximum_output_size(n);
+        let mut out = Vec::new();
+        out.try_reserve_exact(bound)
+            .map_err(|_| codec_error(format!("cannot allocate {bound} bytes for lz4")))?;
+        out.resize(bound, 0);
+        out[..HEADER].copy_from_slice(&(n as u32).to_le_bytes());
+        let written = lz4_flex::block::compress_into(&decoded_value, &mut out[HEADER..])
+            .map_err(|e| codec_error(format!("lz4 compression failed: {e}")))?;
+        out.truncate(HEADER + written);
+        out.shrink_to_fit();
+        Ok(Cow::Owned(out))
+    }
+
+    fn decode<'a>(
+        &self,
+        encoded_value: ArrayBytesRaw<'a>,
+        decoded_representation: &BytesRepresentation,
+        _options: &CodecOptions,
+    ) -> Result<ArrayBytesRaw<'a>, CodecError> {
+        let (declared, block) = declared_size(&encoded_value).ok_or_else(|| {
+            codec_error("an lz4 chunk shorter than its 4-byte size header".into())
+        })?;
+        match decoded_representation {
+            BytesRepresentation::FixedSize(n) if declared != *n => {
+                return Err(codec_error(format!(
+                    "the lz4 header declares {declared} bytes, the chunk holds {n}"
+                )));
+            }
+            BytesRepresentation::BoundedSize(n) if declared > *n => {
+                return Err(codec_error(format!(
+                    "the lz4 header declares {declared} bytes, more than the {n} allowed"
+                )));
+            }
+            _ => {}
+        }
+        // every byte of a block yields at most 255 (one literal-length or match-length
+        // extension byte): a short block never justifies a large buffer
+        let justified = (block.len() as u64).saturating_mul(255).saturating_add(16);
+        if declared > justified {
+            return Err(codec_error(format!(
+                "the lz4 header declares {declared} bytes, more than its {}-byte block can hold",
+                block.len()
+            )));
+        }
+        let size = usize::try_from(declared)
+            .map_err(|_| codec_error(format!("{declared} bytes do not fit in memory")))?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(size)
+            .map_err(|_| codec_error(format!("cannot allocate {size} bytes for lz4")))?;
+        out.resize(size, 0);
+        let written = lz4_flex::block::decompress_into(block, &mut out)
+            .map_err(|e| codec_error(format!("invalid lz4 block: {e}")))?;
+        if written != size {
+            return Err(codec_error(format!(
+                "the lz4 block holds {written} bytes, its header declares {size}"
+            )));
+        }
+        Ok(Cow::Owned(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codec() -> Lz4Codec {
+        Lz4Codec::new(Lz4Configuration {
+            acceleration: DEFAULT_ACCELERATION,
+        })
+    }
+
+    fn fixed(n: usize) -> BytesRepresentation {
+        BytesRepresentation::FixedSize(n as u64)
+    }
+
+    #[test]
+    fn chunks_round_trip_in_numcodecs_framing() {
+        let data: Vec<u8> = (0..10_000u32).flat_map(|i| (i / 7).to_le_bytes()).collect();
+        let encoded = codec()
+            .encode(Cow::Borrowed(&data), &CodecOptions::default())
+            .unwrap();
+        assert_eq!(&encoded[..4], &(data.len() as u32).to_le_bytes());
+        assert!(encoded.len() < data.len() / 4, "{}", encoded.len());
+        assert!(encoded.len() as u64 <= encoded_bound(data.len() as u64));
+        // the block after the header is a plain LZ4 block (what liblz4 reads)
+        let plain = lz4_flex::block::decompress(&encoded[4..], data.len()).unwrap();
+        assert_eq!(plain, data);
+        let decoded = codec()
+            .decode(encoded, &fixed(data.len()), &CodecOptions::default())
+            .unwrap();
+        assert_eq!(decoded.as_ref(), data.as_slice());
+        for empty in [Vec::new(), vec![7u8]] {
+            let e = codec()
+                .encode(Cow::Borrowed(&empty), &CodecOptions::default())
+                .unwrap();
+            let d = codec()
+                .decode(e, &fixed(empty.len()), &CodecOptions::default())
+                .unwrap();
+            assert_eq!(d.as_ref(), empty.as_slice());
+        }
+    }
+
+    #[test]
+    fn hostile_headers_and_blocks_are_errors_before_any_large_allocation() {
+        let data = vec![3u8; 4096];
+        let good = codec()
+            .encode(Cow::Borrowed(&data), &CodecOptions::default())
+            .unwrap()
+            .into_owned();
+        let decode = |bytes: Vec<u8>, rep: BytesRepresentation| {
+            codec().decode(Cow::Owned(bytes), &rep, &CodecOptions::default())
+        };
+        // shorter than the header
+        assert!(decode(vec![1, 2], fixed(4096)).is_err());
+        // a header that is not the chunk's size
+        let mut wrong = good.clone();
+        wrong[..4].copy_from_slice(&4095u32.to_le_bytes());
+        assert!(decode(wrong, fixed(4096)).is_err());
+        // 4 GiB declared by a few bytes, for a chunk of unknown size: refused, not allocated
+        let mut huge = u32::MAX.to_le_bytes().to_vec();
+        huge.extend_from_slice(&[0x1f, 0, 0]);
+        assert!(decode(huge.clone(), BytesRepresentation::UnboundedSize).is_err());
+        assert!(decode(huge, BytesRepresentation::BoundedSize(1 << 40)).is_err());
+        // a truncated or corrupt block
+        assert!(decode(good[..good.len() - 3].to_vec(), fixed(4096)).is_err());
+        let mut corrupt = good.clone();
+        for b in corrupt[4..].iter_mut() {
+            *b = 0xff;
+        }
+        assert!(decode(corrupt, fixed(4096)).is_err());
+        assert_eq!(decode(good, fixed(4096)).unwrap().as_ref(), data.as_slice());
+    }
+
+    #[test]
+    fn v2_and_v3_metadata_make_the_codec_and_keep_its_acceleration() {
+        let v3: MetadataV3 = serde_json::from_str(
+            r#"{"name": "numcodecs.lz4", "configuration": {"acceleration": 5}}"#,
+        )
+        .unwrap();
+        let Codec::BytesToBytes(c) = <Lz4Codec as CodecTraitsV3>::create(&v3).unwrap() else {
+            panic!("not a bytes-to-bytes codec");
+        };
+        let config = c
+            .configuration(ZarrVersion::V3, &CodecMetadataOptions::default())
+            .unwrap();
+        assert_eq!(serde_json::to_value(config).unwrap()["acceleration"], 5);
+        let v2: MetadataV2 = serde_json::from_str(r#"{"id": "lz4"}"#).unwrap();
+        assert!(<Lz4Codec as CodecTraitsV2>::create(&v2).is_ok());
+        let bad: MetadataV2 =
+            serde_json::from_str(r#"{"id": "lz4", "acceleration": "x"}"#).unwrap();
+        assert!(<Lz4Codec as CodecTraitsV2>::create(&bad).is_err());
+    }
+}
