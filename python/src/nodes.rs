@@ -170,7 +170,8 @@ fn codecs_of(py: Python<'_>, text: &str, element_size: usize) -> PyResult<Vec<Co
         errors::value_error(
             py,
             &format!(
-                "codec {text:?}: {why} (zstd[:LEVEL], gzip[:LEVEL], blosc[:CNAME[:LEVEL]] or none)"
+                "codec {text:?}: {why} (zstd[:LEVEL], gzip[:LEVEL], zlib[:LEVEL], bz2[:LEVEL], \
+                 lz4[:ACCELERATION], blosc[:CNAME[:LEVEL]] or none)"
             ),
         )
     };
@@ -191,6 +192,20 @@ fn codecs_of(py: Python<'_>, text: &str, element_size: usize) -> PyResult<Vec<Co
         ["gzip", rest @ ..] if rest.len() <= 1 => {
             Some(CodecSpec::gzip(level(rest.first(), 0, 9, 5)? as u32))
         }
+        // numcodecs' Zlib, BZ2 and LZ4, named as zarr-python 3 writes them (as the CLI's
+        // `--codec`)
+        ["zlib", rest @ ..] if rest.len() <= 1 => Some(CodecSpec::new(
+            "numcodecs.zlib",
+            zarrflow::serde_json::json!({ "level": level(rest.first(), 0, 9, 5)? }),
+        )),
+        ["bz2", rest @ ..] if rest.len() <= 1 => Some(CodecSpec::new(
+            "numcodecs.bz2",
+            zarrflow::serde_json::json!({ "level": level(rest.first(), 1, 9, 9)? }),
+        )),
+        ["lz4", rest @ ..] if rest.len() <= 1 => Some(CodecSpec::new(
+            "numcodecs.lz4",
+            zarrflow::serde_json::json!({ "acceleration": level(rest.first(), 1, 65537, 1)? }),
+        )),
         ["blosc", rest @ ..] if rest.len() <= 2 => {
             let name = rest.first().copied().unwrap_or("zstd");
             let cname = BLOSC_CNAMES

@@ -72,12 +72,25 @@ def test_metadata_round_trips_through_zarr_python(tmp_url):
     assert zarrflow.open(url).attrs.asdict() == {"units": "K", "title": "t", "more": 1}
 
 
-@pytest.mark.parametrize("codec", ["zstd", "zstd:3", "gzip:1", "blosc", "blosc:zlib:9", "none"])
+@pytest.mark.parametrize(
+    "codec", ["zstd", "zstd:3", "gzip:1", "zlib:4", "bz2", "lz4", "lz4:9", "blosc", "blosc:zlib:9", "none"]
+)
 def test_codecs_are_readable_by_zarr_python(tmp_url, codec):
     url = tmp_url()
     a = zarrflow.create(url, shape=(50,), dtype="uint16", shards=(25,), chunks=(5,), codec=codec)
     a[:] = np.arange(50, dtype=np.uint16)
     assert np.array_equal(zarr.open_array(url, mode="r")[:], np.arange(50))
+    name = codec.split(":")[0]
+    if name in ("zlib", "bz2", "lz4"):
+        # numcodecs' codecs under the names zarr-python 3 writes, inside the shard's codecs
+        inner = a.codecs[0]["configuration"]["codecs"]
+        assert inner[-1]["name"] == f"numcodecs.{name}", inner
+
+
+@pytest.mark.parametrize("codec", ["lz4:0", "lz4:1:2", "zlib:10", "bz2:0", "lzma"])
+def test_unknown_codecs_and_levels_are_value_errors(tmp_url, codec):
+    with pytest.raises(ValueError, match="codec"):
+        zarrflow.create(tmp_url(), shape=(5,), dtype="uint8", codec=codec)
 
 
 def test_zarr_python_writes_are_read_by_zarrflow_and_the_other_way(tmp_url):
