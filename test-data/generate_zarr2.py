@@ -325,6 +325,11 @@ def gen() -> None:
     make("filter_fixedscaleoffset", gen_data("zp218-fso", "int16", (7, 6)).astype("f8") / 10, chunks=(3, 4),
          filters=[numcodecs.FixedScaleOffset(offset=0, scale=10, dtype="<f8", astype="<i2")],
          features=["filters", "fixedscaleoffset"])
+    make("filter_delta_uint16_order_f", gen_data("zp218-delta", "uint16", (7, 6)), chunks=(3, 4), order="F",
+         filters=[numcodecs.Delta(dtype="<u2")], features=["filters", "delta", "order_f"])
+    make("filter_delta_astype_zstd", np.arange(42, dtype="i8").reshape(7, 6) * -31 + 500, chunks=(3, 4),
+         filters=[numcodecs.Delta(dtype="<i8", astype="<i2")], compressor=numcodecs.Zstd(level=1),
+         features=["filters", "delta", "zstd"])
     make("filter_shuffle_zlib", gen_data("zp218-shuffle", "int32", (7, 6)), chunks=(3, 4),
          filters=[numcodecs.Shuffle(elementsize=4)], compressor=numcodecs.Zlib(level=1),
          features=["filters", "shuffle", "zlib"])
@@ -382,9 +387,9 @@ def gen() -> None:
     for p, feats in [(hpath, ["root_group", "attributes", "consolidated_metadata"]), (hpath / "g1", ["attributes"]),
                      (hpath / "g1" / "g2", []), (hpath / "g_empty", ["empty_group"])]:
         register_group(p, features=["hierarchy", *feats])
-    # --- what zarrflow refuses by name: codecs zarrs 0.23 lacks
+    # --- what zarrflow refuses by name: codecs neither zarrs 0.23 nor zarrflow implements
     for name, kwargs, data, codec in [
-        ("unsupported_delta", {"filters": [numcodecs.Delta(dtype="<i4")]}, np.arange(6, dtype="i4"), "delta"),
+        ("unsupported_lzma", {"compressor": numcodecs.LZMA(preset=1)}, np.arange(6, dtype="i4"), "lzma"),
     ]:
         path = FIX / name
         a = zarr.open_array(str(path), mode="w", shape=data.shape, chunks=(4,), dtype=data.dtype, **kwargs)

@@ -166,6 +166,15 @@ fn cases() -> Vec<(&'static str, ArraySpec, Value)> {
             json!({"dtype": ">i4", "compressor": "lz4"}),
         ),
         (
+            "int32_delta_zlib",
+            spec("int32").codecs([
+                CodecSpec::new("numcodecs.delta", json!({"dtype": "<i4"})),
+                CodecSpec::bytes(),
+                zlib(1),
+            ]),
+            json!({"dtype": "<i4", "compressor": "zlib"}),
+        ),
+        (
             "uint64_no_compressor",
             spec("uint64").codecs([CodecSpec::bytes()]),
             json!({"dtype": "<u8", "compressor": null}),

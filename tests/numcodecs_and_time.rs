@@ -63,6 +63,7 @@ async fn numcodecs_fixtures_open_with_their_codecs_as_written() {
         "numcodecs.blosc",
         "numcodecs.bz2",
         "numcodecs.crc32c",
+        "numcodecs.delta",
         "numcodecs.fixedscaleoffset",
         "numcodecs.fletcher32",
         "numcodecs.gzip",
@@ -97,7 +98,7 @@ async fn numcodecs_codecs_zarrs_lacks_are_typed_errors_naming_them() {
         .iter()
         .filter(|c| c["zarr_format"] == 3)
         .collect();
-    assert_eq!(cases.len(), 7);
+    assert_eq!(cases.len(), 6);
     for c in cases {
         let path = c["path"].as_str().unwrap();
         let codec = c["codec"].as_str().unwrap();
@@ -135,6 +136,12 @@ fn u16_value(i: u64) -> Vec<u8> {
 fn tenths_value(i: u64) -> Vec<u8> {
     // k / 10 survives fixedscaleoffset (scale 10, int32) exactly
     ((((i * 37 + 11) % 251) as f64 - 125.0) / 10.0)
+        .to_ne_bytes()
+        .to_vec()
+}
+
+fn eighths_value(i: u64) -> Vec<u8> {
+    ((((i * 37 + 11) % 251) as f64 - 125.0) / 8.0)
         .to_ne_bytes()
         .to_vec()
 }
@@ -218,6 +225,40 @@ fn cases() -> Vec<Case> {
         ]),
         value: tenths_value,
     });
+    // numcodecs' delta before `bytes` (an array->array codec), with a narrower astype too
+    for (name, dtype, astype, data_type, value) in [
+        (
+            "uint16_delta",
+            "<u2",
+            "<u2",
+            DataType::UInt16,
+            u16_value as fn(u64) -> Vec<u8>,
+        ),
+        // eighths: every difference and running sum is exact in float64
+        (
+            "float64_delta",
+            "<f8",
+            "<f8",
+            DataType::Float64,
+            eighths_value,
+        ),
+    ] {
+        out.push(Case {
+            name: name.into(),
+            data_type,
+            spec: base(if data_type == DataType::UInt16 {
+                "uint16"
+            } else {
+                "float64"
+            })
+            .codecs([
+                CodecSpec::new("numcodecs.delta", json!({"dtype": dtype, "astype": astype})),
+                CodecSpec::bytes(),
+                CodecSpec::new("numcodecs.zstd", json!({"level": 1})),
+            ]),
+            value,
+        });
+    }
     out.push(Case {
         name: "float64_pcodec".into(),
         data_type: DataType::Float64,
@@ -398,5 +439,106 @@ async fn corrupted_checksummed_chunks_are_errors() {
             .read_bytes()
             .await
             .unwrap();
+    }
+}
+
+/// LZ4 blocks with real matches, length-extension bytes and more than 64 KiB: a 400 x 400
+/// uint16 chunk (320,000 bytes: runs, a ramp and noise) that zarrflow writes is read back
+/// exactly by zarr-python (numcodecs' liblz4), and the same chunk written by zarr-python is
+/// read exactly by zarrflow (`lz4_flex`), in Zarr v3 and v2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_lz4_chunks_cross_between_zarrflow_and_zarr_python() {
+    let python = venv::python(".venv");
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().to_str().unwrap(), StoreOptions::default()).unwrap();
+    let n = 400u64;
+    let value = |i: u64| -> u16 {
+        match (i / 1000) % 3 {
+            0 => 7,                                                    // runs
+            1 => (i % 1000) as u16,                                    // a ramp
+            _ => (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 48) as u16, // noise
+        }
+    };
+    let data: Vec<u8> = (0..n * n).flat_map(|i| value(i).to_ne_bytes()).collect();
+    let npy = dir.path().join("expected.npy");
+    write_npy(&npy, DataType::UInt16, &[n, n], &data);
+    let mut list = String::new();
+    for (name, format) in [("zf_v3", ZarrFormat::V3), ("zf_v2", ZarrFormat::V2)] {
+        let spec = ArraySpec::new(vec![n, n], "uint16")
+            .shard_shape(vec![n, n])
+            .codecs([
+                CodecSpec::bytes(),
+                CodecSpec::new("numcodecs.lz4", json!({"acceleration": 1})),
+            ])
+            .zarr_format(format);
+        let a = Array::create(&store, &key(name), &spec, ArrayOptions::default())
+            .await
+            .unwrap();
+        a.view().write_bytes(&data, &[n, n]).await.unwrap();
+        let chunk = if format == ZarrFormat::V3 {
+            "c/0/0"
+        } else {
+            "0.0"
+        };
+        let stored = std::fs::read(dir.path().join(name).join(chunk)).unwrap();
+        assert!(
+            stored.len() > 64 << 10 && stored.len() < data.len(),
+            "{name}: {} stored bytes",
+            stored.len()
+        );
+        list.push_str(&format!(
+            "{}\t{}\n",
+            dir.path().join(name).display(),
+            npy.display()
+        ));
+    }
+    let list_path = dir.path().join("pairs.txt");
+    std::fs::write(&list_path, &list).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("test-data/check_array.py");
+    let stdout = venv::run_checker(
+        &python,
+        &[
+            script.as_os_str(),
+            "--reader".as_ref(),
+            "zarr".as_ref(),
+            "--batch".as_ref(),
+        ],
+        &list_path,
+        "zarr-python",
+    );
+    assert_eq!(
+        stdout.lines().filter(|l| l.contains(": OK")).count(),
+        2,
+        "{stdout}"
+    );
+    // zarr-python writes the same values with numcodecs' LZ4 (liblz4), v3 and v2
+    let code = String::from(
+        "import numpy as np, zarr, sys\n\
+         from zarr.codecs.numcodecs import LZ4\n\
+         import numcodecs\n\
+         d = np.load(sys.argv[1])\n\
+         a = zarr.create_array(store=sys.argv[2] + '/zp_v3', shape=d.shape, dtype=d.dtype, \
+         chunks=d.shape, compressors=[LZ4(acceleration=3)])\n\
+         a[...] = d\n\
+         b = zarr.create_array(store=sys.argv[2] + '/zp_v2', shape=d.shape, dtype=d.dtype, \
+         chunks=d.shape, zarr_format=2, compressors=numcodecs.LZ4())\n\
+         b[...] = d\n",
+    );
+    let out = std::process::Command::new(&python)
+        .args(["-c", &code])
+        .arg(&npy)
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for name in ["zp_v3", "zp_v2"] {
+        let a = Array::open_in(&store, &key(name), ArrayOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(a.view().read_bytes().await.unwrap(), data, "{name}");
     }
 }

@@ -202,10 +202,24 @@ fn codecs_of(py: Python<'_>, text: &str, element_size: usize) -> PyResult<Vec<Co
             "numcodecs.bz2",
             zarrflow::serde_json::json!({ "level": level(rest.first(), 1, 9, 9)? }),
         )),
-        ["lz4", rest @ ..] if rest.len() <= 1 => Some(CodecSpec::new(
-            "numcodecs.lz4",
-            zarrflow::serde_json::json!({ "acceleration": level(rest.first(), 1, 65537, 1)? }),
-        )),
+        ["lz4", rest @ ..] if rest.len() <= 1 => {
+            let acceleration = match rest.first() {
+                None => 1,
+                Some(a) => a
+                    .parse::<i64>()
+                    .ok()
+                    .filter(|v| (1..=65537).contains(v))
+                    .ok_or_else(|| {
+                        bad(&format!(
+                            "acceleration {a:?} is not an integer in 1..=65537"
+                        ))
+                    })?,
+            };
+            Some(CodecSpec::new(
+                "numcodecs.lz4",
+                zarrflow::serde_json::json!({ "acceleration": acceleration }),
+            ))
+        }
         ["blosc", rest @ ..] if rest.len() <= 2 => {
             let name = rest.first().copied().unwrap_or("zstd");
             let cname = BLOSC_CNAMES

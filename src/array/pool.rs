@@ -50,7 +50,9 @@ pub(crate) fn cpu_pool() -> Option<Arc<rayon::ThreadPool>> {
 /// The cores this process may use (`std::thread::available_parallelism`, 1 when unknown),
 /// asked once: on Linux the answer reads the cgroup's CPU quota from `/sys` (opening files,
 /// about 40 µs measured here), which a read would otherwise pay on its calling thread
-/// before any of its work is shared out. A quota changed while the process runs is not seen.
+/// before any of its work is shared out. A quota or CPU affinity changed while the process
+/// runs (or in a forked child) is not seen: the count sizes copy threads and the default
+/// decode threads, never correctness.
 pub(crate) fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))

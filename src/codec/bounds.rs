@@ -15,7 +15,8 @@
 //!   produce more.
 //! - **Decoded size justified by the stored bytes**: `n` bytes of zstd or blosc decode to
 //!   at most `n × 32 KiB` (a 4-byte RLE block yields at most a 128 KiB block), `n` bytes of
-//!   gzip to at most `n × 1032 + 1 KiB` (deflate's maximum ratio), crc32c to `n − 4`. A few
+//!   gzip to at most `n × 1032 + 1 KiB` (deflate's maximum ratio), lz4 to at most
+//!   `n × 255 + 16` (a block byte yields at most 255), crc32c to `n − 4`. A few
 //!   stored bytes can therefore never make a buffer of a huge declared chunk be allocated.
 
 use std::borrow::Cow;

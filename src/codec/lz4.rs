@@ -4,8 +4,9 @@
 //!
 //! The stream is numcodecs' (`numcodecs/lz4.pyx`): the decoded size as a 4-byte
 //! little-endian integer, then one LZ4 block. Blocks are made and read by `lz4_flex`
-//! (pure Rust, bounds-checked decoding); `acceleration` is kept in the metadata as written,
-//! and any valid block decodes whatever acceleration made it.
+//! (pure Rust, bounds-checked decoding). `acceleration` is kept in the metadata as written
+//! but does not change how zarrflow compresses (`lz4_flex` has one speed, that of
+//! acceleration 1); any valid block decodes whatever acceleration made it.
 //!
 //! A decode never allocates more than the size the header declares, and the header must
 //! declare exactly the chunk's size where that is known (see also
@@ -68,6 +69,13 @@ inventory::submit! {
     CodecPluginV2::new::<Lz4Codec>()
 }
 
+impl Lz4Configuration {
+    /// The configuration with `acceleration`.
+    pub fn new(acceleration: i64) -> Self {
+        Lz4Configuration { acceleration }
+    }
+}
+
 impl Lz4Codec {
     /// The codec with `configuration`.
     pub fn new(configuration: Lz4Configuration) -> Self {
@@ -79,7 +87,12 @@ impl Lz4Codec {
 fn configuration_of(
     configuration: &serde_json::Map<String, serde_json::Value>,
 ) -> Result<Lz4Configuration, PluginCreateError> {
-    serde_json::from_value(serde_json::Value::Object(configuration.clone()))
+    let mut configuration = configuration.clone();
+    // numcodecs' own `id`, which some writers leave in a v3 configuration
+    if configuration.get("id").and_then(serde_json::Value::as_str) == Some("lz4") {
+        configuration.remove("id");
+    }
+    serde_json::from_value(serde_json::Value::Object(configuration))
         .map_err(|e| PluginCreateError::Other(format!("invalid lz4 configuration: {e}")))
 }
 
@@ -87,9 +100,7 @@ impl CodecTraitsV3 for Lz4Codec {
     fn create(metadata: &MetadataV3) -> Result<Codec, PluginCreateError> {
         let configuration = match metadata.configuration() {
             Some(c) => configuration_of(c)?,
-            None => Lz4Configuration {
-                acceleration: DEFAULT_ACCELERATION,
-            },
+            None => Lz4Configuration::new(DEFAULT_ACCELERATION),
         };
         Ok(Codec::BytesToBytes(Arc::new(Lz4Codec::new(configuration))))
     }
@@ -193,6 +204,13 @@ impl BytesToBytesCodecTraits for Lz4Codec {
         out[..HEADER].copy_from_slice(&(n as u32).to_le_bytes());
         let written = lz4_flex::block::compress_into(&decoded_value, &mut out[HEADER..])
             .map_err(|e| codec_error(format!("lz4 compression failed: {e}")))?;
+        // numcodecs refuses to decode a stored chunk past the same limit
+        if (HEADER + written) as u64 > MAX_LZ4_INPUT {
+            return Err(codec_error(format!(
+                "an lz4 chunk of {} bytes: numcodecs reads at most {MAX_LZ4_INPUT}",
+                HEADER + written
+            )));
+        }
         out.truncate(HEADER + written);
         out.shrink_to_fit();
         Ok(Cow::Owned(out))
@@ -231,10 +249,10 @@ impl BytesToBytesCodecTraits for Lz4Codec {
         }
         let size = usize::try_from(declared)
             .map_err(|_| codec_error(format!("{declared} bytes do not fit in memory")))?;
-        let mut out = Vec::new();
-        out.try_reserve_exact(size)
-            .map_err(|_| codec_error(format!("cannot allocate {size} bytes for lz4")))?;
-        out.resize(size, 0);
+        // allocated zeroed (large buffers come as untouched pages): a hostile block that
+        // fails early touches only what it wrote
+        let mut out = bytemuck::allocation::try_zeroed_vec::<u8>(size)
+            .map_err(|()| codec_error(format!("cannot allocate {size} bytes for lz4")))?;
         let written = lz4_flex::block::decompress_into(block, &mut out)
             .map_err(|e| codec_error(format!("invalid lz4 block: {e}")))?;
         if written != size {
@@ -251,9 +269,7 @@ mod tests {
     use super::*;
 
     fn codec() -> Lz4Codec {
-        Lz4Codec::new(Lz4Configuration {
-            acceleration: DEFAULT_ACCELERATION,
-        })
+        Lz4Codec::new(Lz4Configuration::new(DEFAULT_ACCELERATION))
     }
 
     fn fixed(n: usize) -> BytesRepresentation {
@@ -336,5 +352,24 @@ mod tests {
         let bad: MetadataV2 =
             serde_json::from_str(r#"{"id": "lz4", "acceleration": "x"}"#).unwrap();
         assert!(<Lz4Codec as CodecTraitsV2>::create(&bad).is_err());
+        // zarr-python 3 writes an empty configuration; an `id` of lz4 is tolerated
+        for cfg in [r#"{}"#, r#"{"id": "lz4", "acceleration": 2}"#] {
+            let m: MetadataV3 = serde_json::from_str(&format!(
+                r#"{{"name": "numcodecs.lz4", "configuration": {cfg}}}"#
+            ))
+            .unwrap();
+            assert!(<Lz4Codec as CodecTraitsV3>::create(&m).is_ok(), "{cfg}");
+        }
+        let other: MetadataV3 =
+            serde_json::from_str(r#"{"name": "numcodecs.lz4", "configuration": {"id": "zstd"}}"#)
+                .unwrap();
+        assert!(<Lz4Codec as CodecTraitsV3>::create(&other).is_err());
+        let config = Lz4Codec::new(Lz4Configuration::new(4))
+            .configuration(ZarrVersion::V2, &CodecMetadataOptions::default())
+            .unwrap();
+        assert_eq!(
+            serde_json::to_value(config).unwrap(),
+            serde_json::json!({"acceleration": 4})
+        );
     }
 }

@@ -5,13 +5,14 @@
 //!   bytes→bytes codecs around zarrflow's own [`Sharding`] layer.
 //! * [`sharding`]: configuration, shard index encode/decode with validation, shard assembly.
 //! * [`block`]: C-order block copy helpers.
-//! * [`lz4`]: numcodecs' `lz4` compressor, which zarrs lacks, registered as a zarrs codec
-//!   plugin (v2 `lz4`, v3 `numcodecs.lz4`).
+//! * [`lz4`], [`delta`]: numcodecs' `lz4` compressor and `delta` filter, which zarrs lacks,
+//!   registered as zarrs codec plugins (v2 `lz4` / `delta`, v3 `numcodecs.lz4` / `.delta`).
 //! * [`bounds`]: what metadata and stored bytes justify — encoded and decoded size bounds,
 //!   bounded bytes→bytes decoders, fallible allocation of chunk-sized buffers.
 
 pub mod block;
 pub mod bounds;
+pub mod delta;
 mod direct;
 mod error;
 pub mod lz4;
