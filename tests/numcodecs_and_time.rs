@@ -320,6 +320,25 @@ fn cases() -> Vec<Case> {
     out
 }
 
+/// Has zarr-python compare each array of `list` (lines `ARRAY_DIR\tEXPECTED.npy`) with its
+/// expected values, bit for bit (`test-data/check_array.py --batch`); its report.
+fn zarr_python_checks(python: &Path, dir: &Path, list: &str) -> String {
+    let list_path = dir.join("pairs.txt");
+    std::fs::write(&list_path, list).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("test-data/check_array.py");
+    venv::run_checker(
+        python,
+        &[
+            script.as_os_str(),
+            "--reader".as_ref(),
+            "zarr".as_ref(),
+            "--batch".as_ref(),
+        ],
+        &list_path,
+        "zarr-python",
+    )
+}
+
 fn write_npy(path: &Path, data_type: DataType, shape: &[u64], bytes: &[u8]) {
     let ty = NpyType::of(data_type);
     std::fs::write(path, npy::npy_bytes(ty, shape, bytes).unwrap()).unwrap();
@@ -386,20 +405,7 @@ async fn arrays_zarrflow_writes_with_numcodecs_and_time_types_read_exactly_in_za
             npy.display()
         ));
     }
-    let list_path = dir.path().join("pairs.txt");
-    std::fs::write(&list_path, &list).unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("test-data/check_array.py");
-    let stdout = venv::run_checker(
-        &python,
-        &[
-            script.as_os_str(),
-            "--reader".as_ref(),
-            "zarr".as_ref(),
-            "--batch".as_ref(),
-        ],
-        &list_path,
-        "zarr-python",
-    );
+    let stdout = zarr_python_checks(&python, dir.path(), &list);
     let checked = stdout.lines().filter(|l| l.contains(": OK")).count();
     assert_eq!(checked, n_cases, "{stdout}");
 }
@@ -492,20 +498,7 @@ async fn large_lz4_chunks_cross_between_zarrflow_and_zarr_python() {
             npy.display()
         ));
     }
-    let list_path = dir.path().join("pairs.txt");
-    std::fs::write(&list_path, &list).unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("test-data/check_array.py");
-    let stdout = venv::run_checker(
-        &python,
-        &[
-            script.as_os_str(),
-            "--reader".as_ref(),
-            "zarr".as_ref(),
-            "--batch".as_ref(),
-        ],
-        &list_path,
-        "zarr-python",
-    );
+    let stdout = zarr_python_checks(&python, dir.path(), &list);
     assert_eq!(
         stdout.lines().filter(|l| l.contains(": OK")).count(),
         2,
