@@ -1317,6 +1317,35 @@ def gen_time() -> None:
 # numcodecs 0.17.1): one small array per codec zarrs 0.23 implements (and `lz4`, which zarrflow adds
 # as a zarrs codec plugin), read byte-identical; one per codec neither implements, refused by name.
 
+def gen_delta_vectors() -> None:
+    """numcodecs' Delta on every integer (dtype, astype) pair zarrflow supports (not uint64
+    with a signed type, which NumPy sums through float64): an encode of values with extremes
+    (wrapping differences) and its decode, and the decode of random stored bytes, as
+    little-endian hex; `src/codec/delta.rs`'s tests compare its arithmetic with them."""
+    import itertools
+    import warnings
+    ints = ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8"]
+    rng = np.random.default_rng(7)
+    rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for dt, at in itertools.product(ints, ints):
+            if (dt == "u8" and at.startswith("i")) or (at == "u8" and dt.startswith("i")):
+                continue
+            d, a = np.dtype("<" + dt), np.dtype("<" + at)
+            info = np.iinfo(d)
+            x = np.array([3, info.max, info.min, 0, info.max // 3, 1], dtype=d)
+            codec = numcodecs.Delta(dtype=d.str, astype=a.str)
+            enc = np.asarray(codec.encode(x)).view(a)
+            dec = np.asarray(codec.decode(enc.tobytes())).view(d)
+            rnd = rng.integers(0, 256, size=6 * a.itemsize, dtype=np.uint8).tobytes()
+            rdec = np.asarray(codec.decode(rnd)).view(d)
+            rows.append({"dtype": d.str, "astype": a.str, "values": x.tobytes().hex(),
+                         "encoded": enc.tobytes().hex(), "decoded": dec.tobytes().hex(),
+                         "stored": rnd.hex(), "stored_decoded": rdec.tobytes().hex()})
+    write_json(FIXTURES / "numcodecs-delta-vectors.json", {"numcodecs": numcodecs.__version__, "vectors": rows})
+
+
 def gen_numcodecs_v3() -> None:
     import zarr.codecs.numcodecs as nc
 
@@ -1465,6 +1494,7 @@ def generate() -> None:
     gen_fixed_text()
     gen_time()
     gen_numcodecs_v3()
+    gen_delta_vectors()
     MANIFEST.write_text(json.dumps(MANIFEST_DATA, indent=1, ensure_ascii=False) + "\n")
 
 

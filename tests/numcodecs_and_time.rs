@@ -225,7 +225,8 @@ fn cases() -> Vec<Case> {
         ]),
         value: tenths_value,
     });
-    // numcodecs' delta before `bytes` (an array->array codec), with a narrower astype too
+    // numcodecs' delta before `bytes` (an array->array codec); zarr-python's fixtures hold
+    // a narrower astype
     for (name, dtype, astype, data_type, value) in [
         (
             "uint16_delta",

@@ -2,19 +2,21 @@
 //! Zarr v3 `numcodecs.delta` as zarr-python 3 writes it), which zarrs 0.23 does not
 //! implement: a zarrs array→array codec registered with zarrs' codec plugins.
 //!
-//! numcodecs (`numcodecs/delta.py`) flattens the chunk in its memory order, keeps the first
-//! element and stores each later one as its difference from the one before, computed in
-//! `dtype` and cast to `astype` (`np.subtract(a[1:], a[:-1], out=enc[1:])`); decoding is
-//! `np.cumsum(enc, out=dec)`. This codec reproduces that arithmetic exactly:
-//! - integers wrap, and cast by truncation as NumPy's `out=` casts do; NumPy accumulates
-//!   the sum in 64 bits and casts each prefix to `dtype`, which is the same, modulo the
-//!   width, as summing in `dtype`;
+//! numcodecs (`numcodecs/delta.py`, 0.15–0.17) flattens the chunk in its memory order and
+//! stores `enc[0] = arr[0]; enc[1:] = np.diff(arr)` in `astype`; decoding is
+//! `np.cumsum(enc, out=dec)`. This codec reproduces that arithmetic (checked against
+//! numcodecs-made vectors for every integer pair, `tests` below):
+//! - integers: the differences wrap in `dtype` and are cast to `astype` by truncation; the
+//!   running sum wraps in `dtype`; a first element outside a signed `astype`'s range is an
+//!   error, as numcodecs' `OverflowError`;
 //! - floats subtract and sum one element after another in their own precision (so, as in
-//!   numcodecs, a float chunk may not decode to exactly what was encoded).
+//!   numcodecs, a float chunk may not decode to exactly what was encoded; which of two NaN
+//!   payloads survives a sum is not guaranteed to be NumPy's).
 //!
-//! Integer `dtype`s with any integer `astype`, and `float32` / `float64` with the same
-//! `astype`, are supported; other combinations (float ↔ integer, float32 ↔ float64, whose
-//! NumPy results depend on its casting buffers) are refused when the codec is built.
+//! Supported: integer `dtype`s with any integer `astype` except `uint64` with a signed type
+//! (NumPy sums those through float64), and `float32` / `float64` with the same `astype`;
+//! byte order `<`, `|`, `=` or none (the values are the chunk's, in memory order). Other
+//! combinations are refused when the codec is built.
 
 use std::num::NonZeroU64;
 use std::sync::Arc;
@@ -58,15 +60,17 @@ enum Elem {
 }
 
 impl Elem {
-    /// The type a NumPy type string names (`<i4`, `|u1`, `i8`, `>f8`, ...).
+    /// The type a NumPy type string names (`<i4`, `|u1`, `i8`, `=f8`, ...); big-endian
+    /// multi-byte types are not (the codec works on the chunk's values in memory, and a
+    /// big-endian `dtype` in numcodecs reinterprets the bytes it is given).
     fn parse(text: &str) -> Option<Elem> {
-        let t = text.trim_start_matches(['<', '>', '|', '=']);
+        let t = text.trim_start_matches(['<', '|', '=']);
         Some(match t {
-            "i1" | "int8" => Elem::I8,
+            "i1" | "int8" | ">i1" => Elem::I8,
             "i2" | "int16" => Elem::I16,
             "i4" | "int32" => Elem::I32,
             "i8" | "int64" => Elem::I64,
-            "u1" | "uint8" => Elem::U8,
+            "u1" | "uint8" | ">u1" => Elem::U8,
             "u2" | "uint16" => Elem::U16,
             "u4" | "uint32" => Elem::U32,
             "u8" | "uint64" => Elem::U64,
@@ -107,6 +111,24 @@ impl Elem {
 
     fn is_signed(self) -> bool {
         matches!(self, Elem::I8 | Elem::I16 | Elem::I32 | Elem::I64)
+    }
+
+    /// Whether `v`, an element of `from` (sign- or zero-extended to 64 bits), lies in this
+    /// type's range.
+    fn holds(self, from: Elem, v: u64) -> bool {
+        let bits = 8 * self.size() as u32;
+        if from.is_signed() {
+            let v = v as i64;
+            if self.is_signed() {
+                bits == 64 || (v >= -(1i64 << (bits - 1)) && v < (1i64 << (bits - 1)))
+            } else {
+                v >= 0 && (bits == 64 || (v as u64) < (1u64 << bits))
+            }
+        } else if self.is_signed() {
+            v < (1u64 << (bits - 1))
+        } else {
+            bits == 64 || v < (1u64 << bits)
+        }
     }
 
     fn data_type(self) -> Result<DataType, PluginCreateError> {
@@ -185,6 +207,15 @@ impl DeltaCodec {
             Some(a) => elem(a)?,
             None => dtype,
         };
+        let unsigned64_with_signed = (dtype == Elem::U64 && astype.is_signed())
+            || (astype == Elem::U64 && dtype.is_signed());
+        if unsigned64_with_signed {
+            return Err(PluginCreateError::Other(format!(
+                "delta: dtype {:?} with astype {:?} is not supported (NumPy sums uint64 with \
+                 a signed type through float64)",
+                configuration.dtype, configuration.astype
+            )));
+        }
         if (dtype.is_float() || astype.is_float()) && dtype != astype {
             return Err(PluginCreateError::Other(format!(
                 "delta: dtype {:?} with astype {:?} is not supported (floats need the same astype)",
@@ -217,7 +248,12 @@ impl DeltaCodec {
 fn configuration_of(
     configuration: &serde_json::Map<String, serde_json::Value>,
 ) -> Result<DeltaConfiguration, PluginCreateError> {
-    serde_json::from_value(serde_json::Value::Object(configuration.clone()))
+    let mut configuration = configuration.clone();
+    // numcodecs' own `id`, which some writers leave in a v3 configuration
+    if configuration.get("id").and_then(serde_json::Value::as_str) == Some("delta") {
+        configuration.remove("id");
+    }
+    serde_json::from_value(serde_json::Value::Object(configuration))
         .map_err(|e| PluginCreateError::Other(format!("invalid delta configuration: {e}")))
 }
 
@@ -330,7 +366,14 @@ fn encode_elements(x: &[u8], dtype: Elem, astype: Elem) -> Result<Vec<u8>, Codec
             }
         }
         _ => {
-            // the difference wraps in `dtype`'s width; the cast to `astype` truncates
+            // the first element is assigned (NumPy checks that it fits a signed astype);
+            // the differences wrap in `dtype`'s width and are cast to `astype` by truncation
+            if n > 0 && astype.is_signed() && !astype.holds(dtype, dtype.load_int(x, 0)) {
+                return Err(CodecError::Other(format!(
+                    "delta: the chunk's first element does not fit astype {}",
+                    astype.v3_name()
+                )));
+            }
             let mut prev = 0u64;
             for i in 0..n {
                 let v = dtype.load_int(x, i);
@@ -392,6 +435,32 @@ impl ArrayToArrayCodecTraits for DeltaCodec {
             .map_err(|e| CodecError::Other(e.to_string()))
     }
 
+    /// The fill value cast to `astype` (truncating, without the first-element check: the
+    /// fill value of chunks never written is no element numcodecs encoded).
+    fn encoded_fill_value(
+        &self,
+        decoded_data_type: &DataType,
+        decoded_fill_value: &FillValue,
+    ) -> Result<FillValue, CodecError> {
+        self.check(decoded_data_type)?;
+        let fill = decoded_fill_value.as_ne_bytes();
+        if fill.len() != self.dtype.size() {
+            return Err(CodecError::Other(format!(
+                "delta: a {}-byte fill value for {}",
+                fill.len(),
+                self.dtype.v3_name()
+            )));
+        }
+        let mut out = vec![0u8; self.astype.size()];
+        if self.dtype.is_float() {
+            out.copy_from_slice(fill);
+        } else {
+            self.astype
+                .store_int(&mut out, 0, self.dtype.load_int(fill, 0));
+        }
+        Ok(FillValue::new(out))
+    }
+
     fn encode<'a>(
         &self,
         bytes: ArrayBytes<'a>,
@@ -438,8 +507,7 @@ mod tests {
         );
         assert_eq!(enc, want);
         assert_eq!(decode_elements(&enc, Elem::I32, Elem::I32).unwrap(), x);
-        // a narrower astype truncates, as NumPy's `out=` cast does, and decodes back when
-        // the differences fit
+        // a narrower astype: the differences fit, so the values decode back
         let x = ne(&[1000i64, 1001, 999, 1200], i64::to_ne_bytes);
         let enc = encode_elements(&x, Elem::I64, Elem::I16).unwrap();
         assert_eq!(enc, ne(&[1000i16, 1, -2, 201], i16::to_ne_bytes));
@@ -449,6 +517,83 @@ mod tests {
         let enc = encode_elements(&x, Elem::U8, Elem::U8).unwrap();
         assert_eq!(enc, ne(&[3u8, 254, 254, 1], u8::to_ne_bytes));
         assert_eq!(decode_elements(&enc, Elem::U8, Elem::U8).unwrap(), x);
+    }
+
+    fn hex(text: &str) -> Vec<u8> {
+        (0..text.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// numcodecs' own results (`test-data/generate.py`, `gen_delta_vectors`) for every
+    /// supported integer pair: extremes whose differences wrap, and random stored bytes.
+    #[test]
+    #[cfg(target_endian = "little")]
+    fn integer_pairs_match_numcodecs_byte_for_byte() {
+        let doc: serde_json::Value = serde_json::from_str(include_str!(
+            "../../test-data/fixtures/numcodecs-delta-vectors.json"
+        ))
+        .unwrap();
+        let vectors = doc["vectors"].as_array().unwrap();
+        assert_eq!(vectors.len(), 56);
+        for v in vectors {
+            let s = |k: &str| v[k].as_str().unwrap();
+            let (d, a) = (
+                Elem::parse(s("dtype")).unwrap(),
+                Elem::parse(s("astype")).unwrap(),
+            );
+            let what = format!("{} -> {}", s("dtype"), s("astype"));
+            assert!(
+                DeltaCodec::new(DeltaConfiguration {
+                    dtype: s("dtype").into(),
+                    astype: Some(s("astype").into()),
+                })
+                .is_ok()
+            );
+            let enc = encode_elements(&hex(s("values")), d, a).unwrap();
+            assert_eq!(enc, hex(s("encoded")), "{what}: encode");
+            assert_eq!(
+                decode_elements(&enc, d, a).unwrap(),
+                hex(s("decoded")),
+                "{what}: decode"
+            );
+            assert_eq!(
+                decode_elements(&hex(s("stored")), d, a).unwrap(),
+                hex(s("stored_decoded")),
+                "{what}: decode of random bytes"
+            );
+        }
+    }
+
+    /// numcodecs raises `OverflowError` when the first element does not fit a signed astype
+    /// (an unsigned one wraps): so does this codec, and its fill value is cast regardless.
+    #[test]
+    fn a_first_element_outside_a_signed_astype_is_an_error() {
+        let x = ne(&[32767i16, 5], i16::to_ne_bytes);
+        assert!(encode_elements(&x, Elem::I16, Elem::I8).is_err());
+        let x = ne(&[255u8, 5], u8::to_ne_bytes);
+        assert!(encode_elements(&x, Elem::U8, Elem::I8).is_err());
+        assert!(encode_elements(&x, Elem::U8, Elem::U16).is_ok());
+        let x = ne(&[-32768i16, 5], i16::to_ne_bytes);
+        assert_eq!(
+            encode_elements(&x, Elem::I16, Elem::U8).unwrap(),
+            vec![0u8, 5]
+        );
+        let x = ne(&[127i16, -300], i16::to_ne_bytes);
+        assert!(encode_elements(&x, Elem::I16, Elem::I8).is_ok());
+        let codec = DeltaCodec::new(DeltaConfiguration {
+            dtype: "<i2".into(),
+            astype: Some("<i1".into()),
+        })
+        .unwrap();
+        let fill = codec
+            .encoded_fill_value(
+                &Elem::I16.data_type().unwrap(),
+                &FillValue::new(1000i16.to_ne_bytes().to_vec()),
+            )
+            .unwrap();
+        assert_eq!(fill.as_ne_bytes(), &[(1000i16 as u16 & 0xff) as u8]);
     }
 
     #[test]
@@ -487,6 +632,12 @@ mod tests {
         assert!(DeltaCodec::new(cfg("<i4", Some("<f4"))).is_err());
         assert!(DeltaCodec::new(cfg("<M8[s]", None)).is_err());
         assert!(DeltaCodec::new(cfg("|b1", None)).is_err());
+        assert!(DeltaCodec::new(cfg(">i4", None)).is_err());
+        assert!(DeltaCodec::new(cfg("|u1", Some(">u1"))).is_ok());
+        for (d, a) in [("<u8", "<i4"), ("<i2", "<u8"), ("<u8", "<i8")] {
+            assert!(DeltaCodec::new(cfg(d, Some(a))).is_err(), "{d} {a}");
+        }
+        assert!(DeltaCodec::new(cfg("<u8", Some("<u2"))).is_ok());
         // a partial element is an error, not a panic
         assert!(decode_elements(&[1, 2, 3], Elem::I32, Elem::I32).is_err());
         let v2: MetadataV2 =

@@ -155,7 +155,7 @@ pub enum MetadataError {
     },
     /// A Zarr v2 compressor or filter zarrflow has no codec for.
     #[error(
-        "{key}: field `{field}`: unsupported codec `{id}` (zarrflow reads the v2 codecs zarrs implements: blosc, zstd, gzip, zlib, bz2, shuffle, fixedscaleoffset, ...)"
+        "{key}: field `{field}`: unsupported codec `{id}` (zarrflow reads the v2 codecs zarrs implements: blosc, zstd, gzip, zlib, bz2, shuffle, fixedscaleoffset, ..., and lz4 and delta, the latter on little-endian and single-byte arrays)"
     )]
     UnsupportedV2Codec {
         /// Metadata key.

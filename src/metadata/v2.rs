@@ -216,6 +216,18 @@ pub fn parse_array(
             reason: e.to_string(),
         },
     })?;
+    // numcodecs' delta reinterprets the chunk's bytes in its own dtype's byte order;
+    // zarrflow's delta works on the values (see `codec::delta`): a big-endian array with a
+    // multi-byte delta is refused rather than misread
+    if dtype.starts_with('>')
+        && let Some(i) = filters.iter().flatten().position(|f| f.id() == "delta")
+    {
+        return Err(MetadataError::UnsupportedV2Codec {
+            key: key.to_string(),
+            field: format!("filters[{i}]"),
+            id: "delta".into(),
+        });
+    }
     let mut v3 = v3;
     // zarrs 0.23's conversion drops the compressor of an array whose filters hold an
     // array→bytes codec (the object codecs): add it back, converted by zarrs alone
@@ -439,6 +451,13 @@ pub fn array_to_v2(meta: &ArrayMetadata) -> Result<(Value, Option<Value>), Metad
         .and_then(|c| c.get("endian"))
         .and_then(Value::as_str)
         == Some("big");
+    if big && codecs.iter().any(|c| c.name() == "numcodecs.delta") {
+        return Err(not(
+            "numcodecs' delta on a big-endian array (v2's delta reinterprets the stored bytes \
+             in its own dtype's byte order)"
+                .into(),
+        ));
+    }
     let after = &codecs[b + 1..];
     let (compressor, after_filters) = match after.split_last() {
         None => (Value::Null, &[][..]),
@@ -825,6 +844,30 @@ mod tests {
             "{e}"
         );
         assert!(e.to_string().contains("quantize"), "{e}");
+    }
+
+    #[test]
+    fn delta_opens_on_little_endian_and_single_byte_arrays_only() {
+        for (dtype, filter) in [("<i4", "<i4"), ("|u1", "|u1"), ("<i8", "<i2")] {
+            let m = parse_array(
+                &doc(serde_json::json!({"dtype": dtype, "filters": [{"id": "delta", "dtype": filter}]})),
+                None,
+                KEY,
+                "k",
+            )
+            .unwrap();
+            assert_eq!(
+                m.codecs().metadata()[0].name(),
+                "numcodecs.delta",
+                "{dtype}"
+            );
+        }
+        let e =
+            err(serde_json::json!({"dtype": ">i4", "filters": [{"id": "delta", "dtype": "<i4"}]}));
+        assert!(
+            matches!(&e, MetadataError::UnsupportedV2Codec { field, id, .. } if field == "filters[0]" && id == "delta"),
+            "{e}"
+        );
     }
 
     #[test]
