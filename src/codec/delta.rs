@@ -177,6 +177,8 @@ pub struct DeltaCodec {
     configuration: DeltaConfiguration,
     dtype: Elem,
     astype: Elem,
+    /// `dtype` and `astype` as zarrs data types.
+    data_types: (DataType, DataType),
 }
 
 zarrs::plugin::impl_extension_aliases!(DeltaCodec,
@@ -222,19 +224,17 @@ impl DeltaCodec {
                 configuration.dtype, configuration.astype
             )));
         }
+        let data_types = (dtype.data_type()?, astype.data_type()?);
         Ok(DeltaCodec {
             configuration,
             dtype,
             astype,
+            data_types,
         })
     }
 
     fn check(&self, data_type: &DataType) -> Result<(), CodecError> {
-        let want = self
-            .dtype
-            .data_type()
-            .map_err(|e| CodecError::Other(e.to_string()))?;
-        if *data_type != want {
+        if *data_type != self.data_types.0 {
             return Err(CodecError::Other(format!(
                 "delta: the codec's dtype {:?} is not the array's data type {:?}",
                 self.configuration.dtype,
@@ -430,9 +430,7 @@ impl ArrayToArrayCodecTraits for DeltaCodec {
 
     fn encoded_data_type(&self, decoded_data_type: &DataType) -> Result<DataType, CodecError> {
         self.check(decoded_data_type)?;
-        self.astype
-            .data_type()
-            .map_err(|e| CodecError::Other(e.to_string()))
+        Ok(self.data_types.1.clone())
     }
 
     /// The fill value cast to `astype` (truncating, without the first-element check: the
