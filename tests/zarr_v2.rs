@@ -419,3 +419,47 @@ fn what_v2_cannot_hold_is_refused_when_built() {
     assert_eq!(ok.zarr_format(), ZarrFormat::V2);
     assert_eq!(ok.chunk_key(&[1]), "1");
 }
+
+/// numcodecs' delta reinterprets a v2 chunk's bytes in its own dtype's byte order, so a
+/// big-endian v2 array with delta is refused when it is created (and, from zarr-python's
+/// fixtures' side, when opened: `metadata::v2` tests); little-endian ones are written.
+#[tokio::test]
+async fn delta_on_a_big_endian_v2_array_is_refused_when_created() {
+    use zarrflow::metadata::CodecSpec;
+    let store = Store::memory();
+    let delta = CodecSpec::new("numcodecs.delta", json!({"dtype": "<i4"}));
+    let spec = |endian: &str| {
+        ArraySpec::new(vec![6], "int32")
+            .shard_shape(vec![4])
+            .codecs([
+                delta.clone(),
+                CodecSpec::new("bytes", json!({ "endian": endian })),
+            ])
+            .zarr_format(ZarrFormat::V2)
+    };
+    let e = Array::create(&store, &key("big"), &spec("big"), ArrayOptions::default())
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("delta"), "{e}");
+    let a = Array::create(
+        &store,
+        &key("little"),
+        &spec("little"),
+        ArrayOptions::default(),
+    )
+    .await
+    .unwrap();
+    a.view()
+        .write_bytes(
+            &[1i32, 2, 300, -5, 7, 8]
+                .iter()
+                .flat_map(|v| v.to_ne_bytes())
+                .collect::<Vec<u8>>(),
+            &[6],
+        )
+        .await
+        .unwrap();
+    let zarray: Value =
+        serde_json::from_slice(&store.get(&key("little/.zarray")).await.unwrap()).unwrap();
+    assert_eq!(zarray["filters"], json!([{"id": "delta", "dtype": "<i4"}]));
+}
