@@ -333,105 +333,97 @@ fn blosc_headers_claiming_more_than_the_chunk_are_refused() {
         "blosc_headers_claiming_more_than_the_chunk_are_refused",
         GIB,
         || {
-            runtime().block_on(async {
-                let store = Store::memory();
-                let spec = ArraySpec::new(vec![8, 8], "uint16")
-                    .shard_shape(vec![4, 4])
-                    .codecs([
-                        zarrflow::metadata::CodecSpec::bytes(),
-                        zarrflow::metadata::CodecSpec::blosc("lz4", 5, 2),
-                    ]);
-                let a = Array::create(&store, &StoreKey::root(), &spec, ArrayOptions::default())
-                    .await
-                    .unwrap();
-                a.view().write_scalar(7u16).await.unwrap();
-                let key = StoreKey::new("c/0/0").unwrap();
-                let mut chunk = store.get(&key).await.unwrap().to_vec();
-                chunk[4..8].copy_from_slice(&0x7fff_ff00u32.to_le_bytes());
-                store.put(&key, Bytes::from(chunk.clone())).await.unwrap();
-                for sel in ["...", "0:4,0:4", "1,1"] {
-                    assert_refused(&a, sel, "c/0/0", "blosc chunk").await;
-                }
-                let doc = array_doc(
-                    "[8,8]",
-                    "uint16",
-                    "[8,8]",
-                    &format!("[{}]", sharding("[4,4]", &format!("[{BYTES},{BLOSC}]"))),
-                );
-                let meta = ArrayMetadata::parse(doc.as_bytes(), "k").unwrap();
-                let shard = meta
-                    .codecs()
-                    .sharding()
-                    .unwrap()
-                    .assemble_shard(&[8, 8], &[Some(&chunk), None, None, None])
-                    .unwrap()
-                    .unwrap();
-                let a = hostile(&doc, &[("c/0/0", shard)]).await;
-                for sel in ["...", "0:4,0:4", "1,1"] {
-                    assert_refused(&a, sel, "c/0/0 inner chunk [0, 0]", "blosc inner chunk").await;
-                }
-            })
+            runtime().block_on(size_headers_claiming_more_are_refused(
+                zarrflow::metadata::CodecSpec::blosc("lz4", 5, 2),
+                BLOSC,
+                4..8,
+                &[0x7fff_ff00],
+                "blosc",
+            ))
         },
     );
 }
 
 /// numcodecs' lz4 declares the decoded size in a 4-byte header: a header claiming 2 GiB
-/// for a 32-byte chunk (or block) is refused before anything of that size is allocated,
-/// unsharded and inside a shard.
+/// for a 32-byte chunk (or block), or one byte more or less than it holds, is refused
+/// before anything of that size is allocated, unsharded and inside a shard.
 #[test]
 fn lz4_headers_claiming_more_than_the_chunk_are_refused() {
     in_child(
         "lz4_headers_claiming_more_than_the_chunk_are_refused",
         GIB,
         || {
-            runtime().block_on(async {
-                let store = Store::memory();
-                let lz4 = zarrflow::metadata::CodecSpec::new(
+            runtime().block_on(size_headers_claiming_more_are_refused(
+                zarrflow::metadata::CodecSpec::new(
                     "numcodecs.lz4",
                     serde_json::json!({"acceleration": 1}),
-                );
-                let spec = ArraySpec::new(vec![8, 8], "uint16")
-                    .shard_shape(vec![4, 4])
-                    .codecs([zarrflow::metadata::CodecSpec::bytes(), lz4]);
-                let a = Array::create(&store, &StoreKey::root(), &spec, ArrayOptions::default())
-                    .await
-                    .unwrap();
-                a.view().write_scalar(7u16).await.unwrap();
-                let key = StoreKey::new("c/0/0").unwrap();
-                let good = store.get(&key).await.unwrap().to_vec();
-                assert_eq!(read(&a, "0:4,0:4").await.unwrap(), [7u8, 0].repeat(16));
-                for declared in [0x7fff_ff00u32, 33, 31] {
-                    let mut chunk = good.clone();
-                    chunk[..4].copy_from_slice(&declared.to_le_bytes());
-                    store.put(&key, Bytes::from(chunk)).await.unwrap();
-                    for sel in ["...", "0:4,0:4", "1,1"] {
-                        assert_refused(&a, sel, "c/0/0", "lz4 chunk").await;
-                    }
-                }
-                let mut chunk = good.clone();
-                chunk[..4].copy_from_slice(&0x7fff_ff00u32.to_le_bytes());
-                let doc = array_doc(
-                    "[8,8]",
-                    "uint16",
-                    "[8,8]",
-                    &format!("[{}]", sharding("[4,4]", &format!("[{BYTES},{LZ4}]"))),
-                );
-                let meta = ArrayMetadata::parse(doc.as_bytes(), "k").unwrap();
-                let shard = meta
-                    .codecs()
-                    .sharding()
-                    .unwrap()
-                    .assemble_shard(&[8, 8], &[Some(&chunk), Some(&good), None, None])
-                    .unwrap()
-                    .unwrap();
-                let a = hostile(&doc, &[("c/0/0", shard)]).await;
-                assert_eq!(read(&a, "0:4,4:8").await.unwrap(), [7u8, 0].repeat(16));
-                for sel in ["...", "0:4,0:4", "1,1"] {
-                    assert_refused(&a, sel, "c/0/0 inner chunk [0, 0]", "lz4 inner chunk").await;
-                }
-            })
+                ),
+                LZ4,
+                0..4,
+                &[0x7fff_ff00, 33, 31],
+                "lz4",
+            ))
         },
     );
+}
+
+/// A 4x4 uint16 chunk of 7s encoded by `codec` (`codec_json` as written in `zarr.json`),
+/// whose little-endian size header at `header` is made to declare each of `declared`: every
+/// read of it fails with a typed codec error naming the chunk, unsharded and as the inner
+/// chunk of a shard, while the shard's untouched inner chunk still reads.
+async fn size_headers_claiming_more_are_refused(
+    codec: zarrflow::metadata::CodecSpec,
+    codec_json: &str,
+    header: std::ops::Range<usize>,
+    declared: &[u32],
+    what: &str,
+) {
+    let store = Store::memory();
+    let spec = ArraySpec::new(vec![8, 8], "uint16")
+        .shard_shape(vec![4, 4])
+        .codecs([zarrflow::metadata::CodecSpec::bytes(), codec]);
+    let a = Array::create(&store, &StoreKey::root(), &spec, ArrayOptions::default())
+        .await
+        .unwrap();
+    a.view().write_scalar(7u16).await.unwrap();
+    let key = StoreKey::new("c/0/0").unwrap();
+    let good = store.get(&key).await.unwrap().to_vec();
+    assert_eq!(read(&a, "0:4,0:4").await.unwrap(), [7u8, 0].repeat(16));
+    let claiming = |n: u32| {
+        let mut chunk = good.clone();
+        chunk[header.clone()].copy_from_slice(&n.to_le_bytes());
+        chunk
+    };
+    for &n in declared {
+        store.put(&key, Bytes::from(claiming(n))).await.unwrap();
+        for sel in ["...", "0:4,0:4", "1,1"] {
+            assert_refused(&a, sel, "c/0/0", &format!("{what} chunk")).await;
+        }
+    }
+    let doc = array_doc(
+        "[8,8]",
+        "uint16",
+        "[8,8]",
+        &format!(
+            "[{}]",
+            sharding("[4,4]", &format!("[{BYTES},{codec_json}]"))
+        ),
+    );
+    let meta = ArrayMetadata::parse(doc.as_bytes(), "k").unwrap();
+    let bad = claiming(declared[0]);
+    let shard = meta
+        .codecs()
+        .sharding()
+        .unwrap()
+        .assemble_shard(&[8, 8], &[Some(&bad), Some(&good), None, None])
+        .unwrap()
+        .unwrap();
+    let a = hostile(&doc, &[("c/0/0", shard)]).await;
+    assert_eq!(read(&a, "0:4,4:8").await.unwrap(), [7u8, 0].repeat(16));
+    for sel in ["...", "0:4,0:4", "1,1"] {
+        let label = format!("{what} inner chunk");
+        assert_refused(&a, sel, "c/0/0 inner chunk [0, 0]", &label).await;
+    }
 }
 
 /// Chunks declared huge (2^40 bytes) whose stored objects are a few bytes: no buffer of the

@@ -245,25 +245,13 @@ impl DeltaCodec {
     }
 }
 
-fn configuration_of(
-    configuration: &serde_json::Map<String, serde_json::Value>,
-) -> Result<DeltaConfiguration, PluginCreateError> {
-    let mut configuration = configuration.clone();
-    // numcodecs' own `id`, which some writers leave in a v3 configuration
-    if configuration.get("id").and_then(serde_json::Value::as_str) == Some("delta") {
-        configuration.remove("id");
-    }
-    serde_json::from_value(serde_json::Value::Object(configuration))
-        .map_err(|e| PluginCreateError::Other(format!("invalid delta configuration: {e}")))
-}
-
 impl CodecTraitsV3 for DeltaCodec {
     fn create(metadata: &MetadataV3) -> Result<Codec, PluginCreateError> {
         let configuration = metadata.configuration().ok_or_else(|| {
             PluginCreateError::Other("delta needs a configuration with its dtype".into())
         })?;
         Ok(Codec::ArrayToArray(Arc::new(DeltaCodec::new(
-            configuration_of(configuration)?,
+            super::numcodecs_configuration::<DeltaConfiguration>(configuration, "delta")?,
         )?)))
     }
 }
@@ -271,7 +259,10 @@ impl CodecTraitsV3 for DeltaCodec {
 impl CodecTraitsV2 for DeltaCodec {
     fn create(metadata: &MetadataV2) -> Result<Codec, PluginCreateError> {
         Ok(Codec::ArrayToArray(Arc::new(DeltaCodec::new(
-            configuration_of(metadata.configuration())?,
+            super::numcodecs_configuration::<DeltaConfiguration>(
+                metadata.configuration(),
+                "delta",
+            )?,
         )?)))
     }
 }

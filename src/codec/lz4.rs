@@ -83,23 +83,10 @@ impl Lz4Codec {
     }
 }
 
-/// The configuration in `metadata`'s (v2 or v3) configuration object.
-fn configuration_of(
-    configuration: &serde_json::Map<String, serde_json::Value>,
-) -> Result<Lz4Configuration, PluginCreateError> {
-    let mut configuration = configuration.clone();
-    // numcodecs' own `id`, which some writers leave in a v3 configuration
-    if configuration.get("id").and_then(serde_json::Value::as_str) == Some("lz4") {
-        configuration.remove("id");
-    }
-    serde_json::from_value(serde_json::Value::Object(configuration))
-        .map_err(|e| PluginCreateError::Other(format!("invalid lz4 configuration: {e}")))
-}
-
 impl CodecTraitsV3 for Lz4Codec {
     fn create(metadata: &MetadataV3) -> Result<Codec, PluginCreateError> {
         let configuration = match metadata.configuration() {
-            Some(c) => configuration_of(c)?,
+            Some(c) => super::numcodecs_configuration::<Lz4Configuration>(c, "lz4")?,
             None => Lz4Configuration::new(DEFAULT_ACCELERATION),
         };
         Ok(Codec::BytesToBytes(Arc::new(Lz4Codec::new(configuration))))
@@ -108,7 +95,8 @@ impl CodecTraitsV3 for Lz4Codec {
 
 impl CodecTraitsV2 for Lz4Codec {
     fn create(metadata: &MetadataV2) -> Result<Codec, PluginCreateError> {
-        let configuration = configuration_of(metadata.configuration())?;
+        let configuration =
+            super::numcodecs_configuration::<Lz4Configuration>(metadata.configuration(), "lz4")?;
         Ok(Codec::BytesToBytes(Arc::new(Lz4Codec::new(configuration))))
     }
 }

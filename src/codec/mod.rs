@@ -169,6 +169,22 @@ pub const SHARDING_NAME: &str = "sharding_indexed";
 /// (`numcodecs.zstd`, `numcodecs.zlib`, ...).
 pub const NUMCODECS_PREFIX: &str = "numcodecs.";
 
+/// The typed configuration of a numcodecs codec zarrflow adds to zarrs' registry
+/// ([`lz4`], [`delta`]) from its v2 or v3 configuration object, where numcodecs' own `id`
+/// (which some writers leave in a v3 configuration) is dropped when it is `id`.
+pub(crate) fn numcodecs_configuration<T: serde::de::DeserializeOwned>(
+    configuration: &serde_json::Map<String, serde_json::Value>,
+    id: &str,
+) -> Result<T, zarrs::plugin::PluginCreateError> {
+    let mut configuration = configuration.clone();
+    if configuration.get("id").and_then(serde_json::Value::as_str) == Some(id) {
+        configuration.remove("id");
+    }
+    serde_json::from_value(serde_json::Value::Object(configuration)).map_err(|e| {
+        zarrs::plugin::PluginCreateError::Other(format!("invalid {id} configuration: {e}"))
+    })
+}
+
 /// [`resolve_numcodecs`] of every codec of a chain, inside `sharding_indexed`'s `codecs` and
 /// `index_codecs` too (zarrs builds the inner chains from the configuration).
 fn resolve_chain(codecs: &[MetadataV3]) -> Vec<MetadataV3> {
