@@ -175,14 +175,17 @@ fn codecs_of(py: Python<'_>, text: &str, element_size: usize) -> PyResult<Vec<Co
             ),
         )
     };
-    let level = |l: Option<&&str>, lo: i64, hi: i64, default: i64| match l {
+    // a setting (`what`: level, acceleration) in lo..=hi, `default` when absent
+    let setting = |what: &str, l: Option<&&str>, lo: i64, hi: i64, default: i64| match l {
         None => Ok(default),
         Some(l) => l
             .parse::<i64>()
             .ok()
             .filter(|v| (lo..=hi).contains(v))
-            .ok_or_else(|| bad(&format!("level {l:?} is not an integer in {lo}..={hi}"))),
+            .ok_or_else(|| bad(&format!("{what} {l:?} is not an integer in {lo}..={hi}"))),
     };
+    let level =
+        |l: Option<&&str>, lo: i64, hi: i64, default: i64| setting("level", l, lo, hi, default);
     let parts: Vec<&str> = text.trim().split(':').collect();
     let compressor = match parts.as_slice() {
         ["none"] => None,
@@ -202,24 +205,12 @@ fn codecs_of(py: Python<'_>, text: &str, element_size: usize) -> PyResult<Vec<Co
             "numcodecs.bz2",
             zarrflow::serde_json::json!({ "level": level(rest.first(), 1, 9, 9)? }),
         )),
-        ["lz4", rest @ ..] if rest.len() <= 1 => {
-            let acceleration = match rest.first() {
-                None => 1,
-                Some(a) => a
-                    .parse::<i64>()
-                    .ok()
-                    .filter(|v| (1..=65537).contains(v))
-                    .ok_or_else(|| {
-                        bad(&format!(
-                            "acceleration {a:?} is not an integer in 1..=65537"
-                        ))
-                    })?,
-            };
-            Some(CodecSpec::new(
-                "numcodecs.lz4",
-                zarrflow::serde_json::json!({ "acceleration": acceleration }),
-            ))
-        }
+        ["lz4", rest @ ..] if rest.len() <= 1 => Some(CodecSpec::new(
+            "numcodecs.lz4",
+            zarrflow::serde_json::json!({
+                "acceleration": setting("acceleration", rest.first(), 1, 65537, 1)?
+            }),
+        )),
         ["blosc", rest @ ..] if rest.len() <= 2 => {
             let name = rest.first().copied().unwrap_or("zstd");
             let cname = BLOSC_CNAMES

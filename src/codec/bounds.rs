@@ -183,8 +183,7 @@ impl BytesCodecKind {
                     .saturating_mul(DEFLATE_MAX_RATIO)
                     .saturating_add(1 << 10),
             ),
-            // a block byte yields at most 255 (a length-extension byte)
-            BytesCodecKind::Lz4 => Some(encoded.saturating_mul(255).saturating_add(16)),
+            BytesCodecKind::Lz4 => Some(super::lz4::max_decoded(encoded)),
             BytesCodecKind::Crc32c => Some(encoded.saturating_sub(4)),
             BytesCodecKind::Shuffle => Some(encoded),
             // bzip2's run-length stages allow ratios in the millions: only the declared

@@ -113,21 +113,18 @@ impl Elem {
         matches!(self, Elem::I8 | Elem::I16 | Elem::I32 | Elem::I64)
     }
 
-    /// Whether `v`, an element of `from` (sign- or zero-extended to 64 bits), lies in this
-    /// type's range.
-    fn holds(self, from: Elem, v: u64) -> bool {
+    /// `v` cut to this type's width and sign- or zero-extended back to 64 bits (NumPy's
+    /// integer cast). An integer of a supported other type (sign- or zero-extended) lies in
+    /// this type's range exactly when `wrap` leaves it unchanged (the pairs where that
+    /// fails, `uint64` with a signed type, are refused).
+    fn wrap(self, v: u64) -> u64 {
         let bits = 8 * self.size() as u32;
-        if from.is_signed() {
-            let v = v as i64;
-            if self.is_signed() {
-                bits == 64 || (v >= -(1i64 << (bits - 1)) && v < (1i64 << (bits - 1)))
-            } else {
-                v >= 0 && (bits == 64 || (v as u64) < (1u64 << bits))
-            }
+        if bits == 64 {
+            v
         } else if self.is_signed() {
-            v < (1u64 << (bits - 1))
+            (((v << (64 - bits)) as i64) >> (64 - bits)) as u64
         } else {
-            bits == 64 || v < (1u64 << bits)
+            v & ((1u64 << bits) - 1)
         }
     }
 
@@ -143,19 +140,11 @@ impl Elem {
         b[..n].copy_from_slice(&bytes[i * n..(i + 1) * n]);
         let raw = u64::from_ne_bytes(b);
         // native-endian: on a little-endian machine the element's bytes are the low ones
-        let raw = if cfg!(target_endian = "big") {
+        self.wrap(if cfg!(target_endian = "big") {
             raw >> (64 - 8 * n)
         } else {
             raw
-        };
-        if self.is_signed() && n < 8 {
-            let shift = 64 - 8 * n as u32;
-            (((raw << shift) as i64) >> shift) as u64
-        } else if n < 8 {
-            raw & ((1u64 << (8 * n)) - 1)
-        } else {
-            raw
-        }
+        })
     }
 
     /// Stores the low bytes of `v` as element `i` of native-endian `bytes` (truncation, as
@@ -359,7 +348,8 @@ fn encode_elements(x: &[u8], dtype: Elem, astype: Elem) -> Result<Vec<u8>, Codec
         _ => {
             // the first element is assigned (NumPy checks that it fits a signed astype);
             // the differences wrap in `dtype`'s width and are cast to `astype` by truncation
-            if n > 0 && astype.is_signed() && !astype.holds(dtype, dtype.load_int(x, 0)) {
+            let first = if n > 0 { dtype.load_int(x, 0) } else { 0 };
+            if astype.is_signed() && astype.wrap(first) != first {
                 return Err(CodecError::Other(format!(
                     "delta: the chunk's first element does not fit astype {}",
                     astype.v3_name()
@@ -369,10 +359,8 @@ fn encode_elements(x: &[u8], dtype: Elem, astype: Elem) -> Result<Vec<u8>, Codec
             for i in 0..n {
                 let v = dtype.load_int(x, i);
                 let d = if i == 0 { v } else { v.wrapping_sub(prev) };
-                // back through `dtype` (the subtraction's type), then into `astype`
-                let mut tmp = [0u8; 8];
-                dtype.store_int(&mut tmp, 0, d);
-                astype.store_int(&mut out, i, dtype.load_int(&tmp, 0));
+                // wrapped in `dtype` (the subtraction's type), then cast into `astype`
+                astype.store_int(&mut out, i, dtype.wrap(d));
                 prev = v;
             }
         }

@@ -139,6 +139,16 @@ pub(crate) fn declared_size(encoded: &[u8]) -> Option<(u64, &[u8])> {
     Some((u64::from(u32::from_le_bytes(header)), &encoded[HEADER..]))
 }
 
+/// The most bytes `stored` bytes of numcodecs' lz4 (header and block) can decode to: a
+/// block byte yields at most 255 (one literal-length or match-length extension byte), so a
+/// short block never justifies a large buffer.
+pub(crate) fn max_decoded(stored: u64) -> u64 {
+    stored
+        .saturating_sub(HEADER as u64)
+        .saturating_mul(255)
+        .saturating_add(16)
+}
+
 /// The most bytes an LZ4 block of `n` bytes can hold: `LZ4_compressBound`, plus the header.
 pub(crate) fn encoded_bound(n: u64) -> u64 {
     n.saturating_add(n / 255)
@@ -185,10 +195,8 @@ impl BytesToBytesCodecTraits for Lz4Codec {
             )));
         }
         let bound = HEADER + lz4_flex::block::get_maximum_output_size(n);
-        let mut out = Vec::new();
-        out.try_reserve_exact(bound)
-            .map_err(|_| codec_error(format!("cannot allocate {bound} bytes for lz4")))?;
-        out.resize(bound, 0);
+        let mut out = bytemuck::allocation::try_zeroed_vec::<u8>(bound)
+            .map_err(|()| codec_error(format!("cannot allocate {bound} bytes for lz4")))?;
         out[..HEADER].copy_from_slice(&(n as u32).to_le_bytes());
         let written = lz4_flex::block::compress_into(&decoded_value, &mut out[HEADER..])
             .map_err(|e| codec_error(format!("lz4 compression failed: {e}")))?;
@@ -226,10 +234,7 @@ impl BytesToBytesCodecTraits for Lz4Codec {
             }
             _ => {}
         }
-        // every byte of a block yields at most 255 (one literal-length or match-length
-        // extension byte): a short block never justifies a large buffer
-        let justified = (block.len() as u64).saturating_mul(255).saturating_add(16);
-        if declared > justified {
+        if declared > max_decoded(encoded_value.len() as u64) {
             return Err(codec_error(format!(
                 "the lz4 header declares {declared} bytes, more than its {}-byte block can hold",
                 block.len()

@@ -105,13 +105,18 @@ impl Compressor {
     }
 }
 
-fn parse_level(text: &str, range: std::ops::RangeInclusive<i64>) -> Result<i64, String> {
+/// `text` as an integer in `range`; `what` (level, acceleration) names it in the error.
+fn parse_level(
+    what: &str,
+    text: &str,
+    range: std::ops::RangeInclusive<i64>,
+) -> Result<i64, String> {
     text.parse::<i64>()
         .ok()
         .filter(|l| range.contains(l))
         .ok_or_else(|| {
             format!(
-                "level `{}` is not an integer in {}..={}",
+                "{what} `{}` is not an integer in {}..={}",
                 quoted(text),
                 range.start(),
                 range.end()
@@ -126,24 +131,24 @@ pub fn parse_codec(text: &str) -> Result<Compressor, String> {
     Ok(match parts.as_slice() {
         ["none"] => Compressor::None,
         ["zstd", rest @ ..] if rest.len() <= 1 => Compressor::Zstd(match rest.first() {
-            Some(l) => parse_level(l, -131072..=22)? as i32,
+            Some(l) => parse_level("level", l, -131072..=22)? as i32,
             None => 0,
         }),
         ["gzip", rest @ ..] if rest.len() <= 1 => Compressor::Gzip(match rest.first() {
-            Some(l) => parse_level(l, 0..=9)? as u32,
+            Some(l) => parse_level("level", l, 0..=9)? as u32,
             None => 5,
         }),
         ["zlib", rest @ ..] if rest.len() <= 1 => Compressor::Zlib(match rest.first() {
-            Some(l) => parse_level(l, 0..=9)? as u32,
+            Some(l) => parse_level("level", l, 0..=9)? as u32,
             None => 5,
         }),
         ["bz2", rest @ ..] if rest.len() <= 1 => Compressor::Bz2(match rest.first() {
-            Some(l) => parse_level(l, 1..=9)? as u32,
+            Some(l) => parse_level("level", l, 1..=9)? as u32,
             None => 9,
         }),
         // liblz4's acceleration: 1 (numcodecs' default) up to LZ4_ACCELERATION_MAX
         ["lz4", rest @ ..] if rest.len() <= 1 => Compressor::Lz4(match rest.first() {
-            Some(a) => parse_level(a, 1..=65537)? as u32,
+            Some(a) => parse_level("acceleration", a, 1..=65537)? as u32,
             None => 1,
         }),
         ["blosc", rest @ ..] if rest.len() <= 2 => {
@@ -158,7 +163,7 @@ pub fn parse_codec(text: &str) -> Result<Compressor, String> {
                     )
                 })?;
             let level = match rest.get(1) {
-                Some(l) => parse_level(l, 0..=9)? as u32,
+                Some(l) => parse_level("level", l, 0..=9)? as u32,
                 None => 5,
             };
             Compressor::Blosc { cname, level }
