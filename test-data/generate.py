@@ -1314,8 +1314,9 @@ def gen_time() -> None:
 
 # =============================================================================================
 # numcodecs codecs in Zarr v3 (`numcodecs.*` names, zarr.codecs.numcodecs in zarr-python 3.4.2 with
-# numcodecs 0.17.1): one small array per codec zarrs 0.23 implements (and `lz4`, which zarrflow adds
-# as a zarrs codec plugin), read byte-identical; one per codec neither implements, refused by name.
+# numcodecs 0.17.1): one small array per codec zarrs 0.23 implements (and those zarrflow adds as zarrs
+# codec plugins: lz4, lzma, crc32, jenkins_lookup3, delta, astype, quantize, packbits), read
+# byte-identical; configurations neither implements, refused by name.
 
 def gen_delta_vectors() -> None:
     """numcodecs' Delta on every integer (dtype, astype) pair zarrflow supports (not uint64
@@ -1344,6 +1345,66 @@ def gen_delta_vectors() -> None:
                          "encoded": enc.tobytes().hex(), "decoded": dec.tobytes().hex(),
                          "stored": rnd.hex(), "stored_decoded": rdec.tobytes().hex()})
     write_json(FIXTURES / "numcodecs-delta-vectors.json", {"numcodecs": numcodecs.__version__, "vectors": rows})
+
+
+def gen_checksum_vectors() -> None:
+    """numcodecs' crc32 and jenkins_lookup3 checksums of bytes `(7 i + 3) mod 256`, every length from 0
+    to 40 (each tail of lookup3's 12-byte blocks) and some longer ones, with a few seeds;
+    `src/codec/checksum32.rs`'s tests compare with them."""
+    from numcodecs.checksum32 import CRC32, JenkinsLookup3
+    rows = []
+    for n, initval in [(n, 0) for n in range(41)] + [(100, 0), (1000, 0), (4099, 0), (13, 1), (24, 12345),
+                                                      (37, 0xDEADBEEF), (5, 2**32 - 1)]:
+        data = bytes((7 * i + 3) % 256 for i in range(n))
+        crc = int(np.frombuffer(CRC32().encode(data)[:4], "<u4")[0])
+        jenk = int(np.frombuffer(JenkinsLookup3(initval=initval).encode(data)[-4:], "<u4")[0])
+        rows.append({"length": n, "initval": initval, "crc32": crc, "jenkins_lookup3": jenk})
+    write_json(FIXTURES / "numcodecs-checksum-vectors.json", {"numcodecs": numcodecs.__version__, "vectors": rows})
+
+
+def gen_cast_vectors() -> None:
+    """numcodecs' AsType and Quantize encodes and decodes, as little-endian hex; `src/codec/astype.rs`'s
+    and `src/codec/quantize.rs`'s tests compare with them. Values cover rounding ties, extremes,
+    subnormals and, for float sources, only values with an integer result (other casts are errors
+    in zarrflow, machine-dependent in NumPy)."""
+    import warnings
+    rng = np.random.default_rng(11)
+    rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NumPy warns on float overflow to inf, which is the point
+        ints = ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8"]
+        floats = ["f4", "f8"]
+        for dec in ints + floats:
+            for enc in ints + floats:
+                d, e = np.dtype("<" + dec), np.dtype("<" + enc)
+                if d.kind in "iu":
+                    info = np.iinfo(d)
+                    x = np.array([0, 1, info.max, info.min, info.max // 3, 255, 256, 2**24 + 1], dtype=object)
+                    x = np.array([int(v) for v in x if info.min <= int(v) <= info.max], dtype=d)
+                else:
+                    x = np.array([0.0, -0.0, 0.5, 1.5, 2.5, -2.5, 1e-40, 3.4e38, 1e300, 1 / 3, -7.75,
+                                  float("inf"), float("nan")], dtype=d)
+                    if e.kind in "iu":
+                        info = np.iinfo(e)
+                        x = x[np.isfinite(x)]
+                        x = x[(np.trunc(x) >= info.min) & (np.trunc(x) <= info.max)
+                              & (np.trunc(x) < 2.0**(8 * e.itemsize - (1 if e.kind == "i" else 0)))]
+                codec = numcodecs.AsType(encode_dtype=e.str, decode_dtype=d.str)
+                stored = np.asarray(codec.encode(x)).view(e)
+                rows.append({"codec": "astype", "decode_dtype": d.str, "encode_dtype": e.str,
+                             "values": x.tobytes().hex(), "encoded": stored.tobytes().hex(),
+                             "decoded": np.asarray(codec.decode(stored.tobytes())).view(d).tobytes().hex()})
+        for dtype, astype in [("<f4", "<f4"), ("<f8", "<f8"), ("<f8", "<f4"), ("<f4", "<f8")]:
+            x = np.concatenate([rng.normal(0, 100, 40), [0.5, 1.5, -2.5, 0.125, 1e-30, 3e38, -1e300, 1e10,
+                                                         float("inf"), -float("inf"), float("nan"), 0.0]])
+            x = x.astype(dtype)
+            for digits in [-2, 0, 1, 2, 3, 5, 8]:
+                codec = numcodecs.Quantize(digits=digits, dtype=dtype, astype=astype)
+                stored = np.asarray(codec.encode(x)).view(astype)
+                rows.append({"codec": "quantize", "dtype": dtype, "astype": astype, "digits": digits,
+                             "values": x.tobytes().hex(), "encoded": stored.tobytes().hex(),
+                             "decoded": np.asarray(codec.decode(stored.tobytes())).view(dtype).tobytes().hex()})
+    write_json(FIXTURES / "numcodecs-cast-vectors.json", {"numcodecs": numcodecs.__version__, "vectors": rows})
 
 
 def gen_numcodecs_v3() -> None:
@@ -1382,23 +1443,51 @@ def gen_numcodecs_v3() -> None:
         ("zstd_in_shards", d16, {"shards": (8, 6), "compressors": [nc.Zstd(level=2)]}, ["zstd", "sharded"]),
         # an array->bytes codec (the `pcodec` Python package, pinned in requirements.txt)
         ("pcodec", f64, {"serializer": nc.PCodec(level=8), "compressors": None}, ["pcodec"]),
+        # the codecs zarrflow adds to zarrs' registry besides lz4 and delta
+        ("lzma", d16, {"compressors": [nc.LZMA()]}, ["lzma"]),
+        ("lzma_alone_in_shards", f64, {"shards": (8, 6), "compressors": [nc.LZMA(format=2, preset=1)]},
+         ["lzma", "sharded"]),
+        ("lzma_sha256_extreme", d16, {"compressors": [nc.LZMA(check=10, preset=9 | 0x80000000)]}, ["lzma"]),
+        ("crc32", d16, {"compressors": [nc.CRC32()]}, ["checksum", "crc32"]),
+        ("crc32_end_zstd", d16, {"compressors": [nc.Zstd(level=1), nc.CRC32(location="end")]},
+         ["checksum", "crc32", "zstd"]),
+        ("jenkins_lookup3", d16, {"compressors": [nc.JenkinsLookup3()]}, ["checksum", "jenkins_lookup3"]),
+        ("jenkins_lookup3_initval_in_shards", gen_data("zp-nc-u8", "uint8", (11, 9)),
+         {"shards": (8, 6), "compressors": [nc.JenkinsLookup3(initval=12345)]},
+         ["checksum", "jenkins_lookup3", "sharded"]),
+        ("quantize", f64, {"filters": [nc.Quantize(digits=3, dtype="<f8")]}, ["quantize"]),
+        ("quantize_float32_zlib", f32, {"filters": [nc.Quantize(digits=2, dtype="<f4")],
+                                        "compressors": [nc.Zlib(level=1)]}, ["quantize", "zlib"]),
+        ("astype", gen_data("zp-nc-i2", "int16", (11, 9)).astype("i4"),
+         {"filters": [nc.AsType(encode_dtype="<i2", decode_dtype="<i4")]}, ["astype"]),
+        # eighths of small integers: exact in float32, so the values read are the data
+        ("astype_float64_as_float32_in_shards", gen_data("zp-nc-eighths", "int16", (11, 9)).astype("f8") / 8,
+         {"shards": (8, 6), "filters": [nc.AsType(encode_dtype="<f4", decode_dtype="<f8")]}, ["astype", "sharded"]),
+        ("packbits", gen_data("zp-nc-bool", "bool", (11, 9)), {"filters": [nc.PackBits()]}, ["packbits"]),
+        ("packbits_in_shards", gen_data("zp-nc-bool2", "bool", (11, 9)),
+         {"shards": (8, 6), "filters": [nc.PackBits()], "compressors": [nc.Zstd(level=1)]}, ["packbits", "sharded"]),
     ]:
         kwargs = dict(kwargs)
         if name == "bitround":
             # the stored values are BitRound's rounding of the data, what every reader returns
             data = np.asarray(nc.BitRound(keepbits=6)._codec.decode(nc.BitRound(keepbits=6)._codec.encode(data)))
             data = data.reshape(f32.shape).astype("f4")
-        writes = part if name in ("zstd", "zstd_in_shards", "crc32c", "lz4_in_shards") else (FULL,)
+        if name.startswith("quantize"):
+            # likewise Quantize's rounding
+            q = kwargs["filters"][0]._codec
+            data = np.asarray(q.decode(q.encode(data))).reshape(data.shape).astype(data.dtype)
+        writes = part if name in ("zstd", "zstd_in_shards", "crc32c", "lz4_in_shards", "crc32", "lzma",
+                                  "jenkins_lookup3_initval_in_shards", "packbits") else (FULL,)
         zp_array(f"numcodecs_{name}", data, chunks=(4, 3), writes=writes, must_read=("zarr",),
                  features=["numcodecs", *feats, *(["missing_chunks"] if writes is part else [])], **kwargs)
     d32 = np.arange(10, dtype="i4")
+    import lzma
     for name, dtype, kwargs, codec in [
-        ("lzma", "i4", {"compressors": [nc.LZMA()]}, "numcodecs.lzma"),
-        ("crc32", "i4", {"compressors": [nc.CRC32()]}, "numcodecs.crc32"),
-        ("jenkins_lookup3", "i4", {"compressors": [nc.JenkinsLookup3()]}, "numcodecs.jenkins_lookup3"),
-        ("quantize", "f8", {"filters": [nc.Quantize(digits=3, dtype="<f8")]}, "numcodecs.quantize"),
-        ("astype", "i4", {"filters": [nc.AsType(encode_dtype="<i2", decode_dtype="<i4")]}, "numcodecs.astype"),
-        ("packbits", "bool", {"filters": [nc.PackBits()]}, "numcodecs.packbits"),
+        # raw LZMA needs the filter chain to decode, which zarrflow does not build
+        ("lzma_raw", "i4", {"compressors": [nc.LZMA(format=lzma.FORMAT_RAW,
+                                                    filters=[{"id": lzma.FILTER_LZMA2, "preset": 1}])]},
+         "numcodecs.lzma"),
+        ("quantize_float16", "f2", {"filters": [nc.Quantize(digits=2, dtype="<f2")]}, "numcodecs.quantize"),
     ]:
         path = FIXTURES / "zarr-python" / f"unsupported_numcodecs_{name}"
         a = zarr.create_array(store=str(path), shape=d32.shape, dtype=dtype, chunks=(4,), **kwargs)
@@ -1495,6 +1584,8 @@ def generate() -> None:
     gen_time()
     gen_numcodecs_v3()
     gen_delta_vectors()
+    gen_checksum_vectors()
+    gen_cast_vectors()
     MANIFEST.write_text(json.dumps(MANIFEST_DATA, indent=1, ensure_ascii=False) + "\n")
 
 

@@ -319,6 +319,10 @@ def gen() -> None:
         ("compressor_zlib", f, numcodecs.Zlib(level=4), ["zlib"]),
         ("compressor_bz2", d, numcodecs.BZ2(level=5), ["bz2"]),
         ("compressor_lz4", f, numcodecs.LZ4(acceleration=3), ["lz4"]),
+        ("compressor_lzma", d, numcodecs.LZMA(preset=1), ["lzma"]),
+        ("compressor_lzma_alone", f, numcodecs.LZMA(format=2), ["lzma"]),
+        ("compressor_crc32_end", d, numcodecs.CRC32(location="end"), ["checksum", "crc32"]),
+        ("compressor_jenkins_lookup3", f, numcodecs.JenkinsLookup3(initval=3), ["checksum", "jenkins_lookup3"]),
     ]:
         make(name, data, chunks=(4, 4), compressor=comp, features=["compressor", *feats])
     # --- filters
@@ -330,6 +334,18 @@ def gen() -> None:
     make("filter_delta_astype_zstd", np.arange(42, dtype="i8").reshape(7, 6) * -31 + 500, chunks=(3, 4),
          filters=[numcodecs.Delta(dtype="<i8", astype="<i2")], compressor=numcodecs.Zstd(level=1),
          features=["filters", "delta", "zstd"])
+    q = numcodecs.Quantize(digits=2, dtype="<f4")
+    qdata = gen_data("zp218-quantize", "float32", (7, 6))
+    make("filter_quantize_float32", np.asarray(q.decode(q.encode(qdata))).reshape(qdata.shape), chunks=(3, 4),
+         filters=[q], features=["filters", "quantize"])
+    q = numcodecs.Quantize(digits=3, dtype="<f8", astype="<f4")
+    qdata = gen_data("zp218-quantize-f8", "float64", (7, 6))
+    make("filter_quantize_astype_zlib", np.asarray(q.decode(q.encode(qdata))).reshape(qdata.shape), chunks=(3, 4),
+         filters=[q], compressor=numcodecs.Zlib(level=1), features=["filters", "quantize", "zlib"])
+    make("filter_astype_int64_as_int16", gen_data("zp218-astype", "int16", (7, 6)).astype("<i8"), chunks=(3, 4),
+         filters=[numcodecs.AsType(encode_dtype="<i2", decode_dtype="<i8")], features=["filters", "astype"])
+    make("filter_packbits", gen_data("zp218-packbits", "bool", (7, 6)), chunks=(3, 4),
+         filters=[numcodecs.PackBits()], compressor=numcodecs.Zstd(level=1), features=["filters", "packbits", "zstd"])
     make("filter_shuffle_zlib", gen_data("zp218-shuffle", "int32", (7, 6)), chunks=(3, 4),
          filters=[numcodecs.Shuffle(elementsize=4)], compressor=numcodecs.Zlib(level=1),
          features=["filters", "shuffle", "zlib"])
@@ -389,7 +405,7 @@ def gen() -> None:
         register_group(p, features=["hierarchy", *feats])
     # --- what zarrflow refuses by name: codecs neither zarrs 0.23 nor zarrflow implements
     for name, kwargs, data, codec in [
-        ("unsupported_lzma", {"compressor": numcodecs.LZMA(preset=1)}, np.arange(6, dtype="i4"), "lzma"),
+        ("unsupported_base64", {"compressor": numcodecs.Base64()}, np.arange(6, dtype="i4"), "base64"),
     ]:
         path = FIX / name
         a = zarr.open_array(str(path), mode="w", shape=data.shape, chunks=(4,), dtype=data.dtype, **kwargs)

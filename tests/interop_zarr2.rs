@@ -175,6 +175,35 @@ fn cases() -> Vec<(&'static str, ArraySpec, Value)> {
             json!({"dtype": "<i4", "compressor": "zlib"}),
         ),
         (
+            "uint16_lzma",
+            spec("uint16").codecs([
+                CodecSpec::bytes(),
+                CodecSpec::new("numcodecs.lzma", json!({"preset": 1})),
+            ]),
+            json!({"dtype": "<u2", "compressor": "lzma"}),
+        ),
+        (
+            "uint16_astype_int32_crc32",
+            spec("uint16").codecs([
+                CodecSpec::new(
+                    "numcodecs.astype",
+                    json!({"encode_dtype": "<i4", "decode_dtype": "<u2"}),
+                ),
+                CodecSpec::bytes(),
+                CodecSpec::new("numcodecs.crc32", json!({})),
+            ]),
+            json!({"dtype": "<u2", "compressor": "crc32"}),
+        ),
+        (
+            "bool_packbits_jenkins_lookup3",
+            spec("bool").codecs([
+                CodecSpec::new("numcodecs.packbits", json!({})),
+                CodecSpec::bytes(),
+                CodecSpec::new("numcodecs.jenkins_lookup3", json!({"initval": 9})),
+            ]),
+            json!({"dtype": "|b1", "compressor": "jenkins_lookup3"}),
+        ),
+        (
             "uint64_no_compressor",
             spec("uint64").codecs([CodecSpec::bytes()]),
             json!({"dtype": "<u8", "compressor": null}),

@@ -324,6 +324,70 @@ fn gzip_bombs_stop_at_the_decoded_size() {
     });
 }
 
+/// An `.xz` stream of zeros (numcodecs' default `lzma` format) decoding to `bytes` bytes.
+fn lzma_bomb(bytes: u64) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    liblzma::read::XzEncoder::new(std::io::repeat(0).take(bytes), 0)
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+/// lzma bombs (numcodecs' `lzma`, which has no size header and ratios in the thousands)
+/// as an unsharded chunk and as an inner chunk: a stream of under 200 KiB decoding to 256 MiB for a
+/// chunk of 2 MiB is decoded only up to the chunk's size, and a stream whose dictionary
+/// needs more than `codec::lzma::LZMA_MEMLIMIT` is refused before liblzma allocates it.
+#[test]
+fn lzma_bombs_stop_at_the_decoded_size() {
+    in_child("lzma_bombs_stop_at_the_decoded_size", GIB, || {
+        runtime().block_on(async {
+            let lzma = r#"{"name":"numcodecs.lzma","configuration":{}}"#;
+            let bomb = lzma_bomb(256 << 20);
+            assert!(bomb.len() < 200 << 10, "{}", bomb.len());
+            let doc = array_doc(
+                "[2048,1024]",
+                "uint8",
+                "[2048,1024]",
+                &format!("[{BYTES},{lzma}]"),
+            );
+            let a = hostile(&doc, &[("c/0/0", bomb.clone())]).await;
+            for sel in ["...", "0:1024,:", "1,1"] {
+                assert_refused(&a, sel, "c/0/0", "lzma chunk").await;
+            }
+            let doc = array_doc(
+                "[2048,1024]",
+                "uint8",
+                "[2048,1024]",
+                &format!("[{}]", sharding("[2048,512]", &format!("[{BYTES},{lzma}]"))),
+            );
+            let meta = ArrayMetadata::parse(doc.as_bytes(), "k").unwrap();
+            let shard = meta
+                .codecs()
+                .sharding()
+                .unwrap()
+                .assemble_shard(&[2048, 1024], &[Some(&bomb), None])
+                .unwrap()
+                .unwrap();
+            let a = hostile(&doc, &[("c/0/0", shard)]).await;
+            for sel in ["...", "0:8,0:8", "1,1"] {
+                assert_refused(&a, sel, "c/0/0", "lzma inner chunk").await;
+            }
+            // `.lzma` ("alone") declaring a 1.5 GiB dictionary
+            let mut alone = vec![0x5d];
+            alone.extend_from_slice(&(3u32 << 29).to_le_bytes());
+            alone.extend_from_slice(&u64::MAX.to_le_bytes());
+            alone.extend_from_slice(&[0; 16]);
+            let lzma = r#"{"name":"numcodecs.lzma","configuration":{"format":2}}"#;
+            let doc = array_doc("[64]", "uint8", "[64]", &format!("[{BYTES},{lzma}]"));
+            let a = hostile(&doc, &[("c/0", alone)]).await;
+            let err = read(&a, "...").await.unwrap_err();
+            assert!(err.to_string().contains("memory limit"), "{err}");
+        });
+        assert!(peak_rss() < 200 << 20, "peak RSS {} MiB", peak_rss() >> 20);
+    });
+}
+
 /// A blosc header claiming almost 2^31 decoded bytes (blosc allows up to 2^31 − 17) for a chunk of
 /// 32 bytes, as a chunk and as an inner chunk. Before: zarrs reserved the claimed size
 /// (an abort under the limit). After: refused from the header.

@@ -16,7 +16,8 @@
 //! - **Decoded size justified by the stored bytes**: `n` bytes of zstd or blosc decode to
 //!   at most `n × 32 KiB` (a 4-byte RLE block yields at most a 128 KiB block), `n` bytes of
 //!   gzip to at most `n × 1032 + 1 KiB` (deflate's maximum ratio), lz4 to at most
-//!   `n × 255 + 16` (a block byte yields at most 255), crc32c to `n − 4`. A few
+//!   `n × 255 + 16` (a block byte yields at most 255), crc32c to `n − 4` (bz2 and lzma:
+//!   no such bound, their decoders grow their buffer as they produce). A few
 //!   stored bytes can therefore never make a buffer of a huge declared chunk be allocated.
 
 use std::borrow::Cow;
@@ -74,6 +75,8 @@ pub(crate) enum BytesCodecKind {
     Blosc,
     /// numcodecs' `lz4` (a 4-byte size header, one LZ4 block: [`super::lz4`]).
     Lz4,
+    /// numcodecs' `lzma` (`.xz` or `.lzma` streams: [`super::lzma`]).
+    Lzma,
     /// `crc32c`: 4 bytes of checksum.
     Crc32c,
     /// `shuffle`: a permutation of the bytes.
@@ -98,6 +101,8 @@ impl BytesCodecKind {
             BytesCodecKind::Blosc
         } else if any.is::<super::lz4::Lz4Codec>() {
             BytesCodecKind::Lz4
+        } else if any.is::<super::lzma::LzmaCodec>() {
+            BytesCodecKind::Lzma
         } else if any.is::<Crc32cCodec>() {
             BytesCodecKind::Crc32c
         } else if any.is::<ShuffleCodec>() {
@@ -116,6 +121,7 @@ impl BytesCodecKind {
             BytesCodecKind::Bz2 => "bz2",
             BytesCodecKind::Blosc => "blosc",
             BytesCodecKind::Lz4 => "lz4",
+            BytesCodecKind::Lzma => "lzma",
             BytesCodecKind::Crc32c => "crc32c",
             BytesCodecKind::Shuffle => "shuffle",
             BytesCodecKind::Other => "bytes-to-bytes codec",
@@ -153,6 +159,7 @@ impl BytesCodecKind {
             }),
             BytesCodecKind::Blosc => bounded(|n| n.saturating_add(16)),
             BytesCodecKind::Lz4 => bounded(super::lz4::encoded_bound),
+            BytesCodecKind::Lzma => bounded(super::lzma::encoded_bound),
             // bzip2's documented bound: 1 % plus 600 bytes
             BytesCodecKind::Bz2 => bounded(|n| n.saturating_add(n / 100).saturating_add(600)),
             BytesCodecKind::Crc32c | BytesCodecKind::Shuffle => {
@@ -186,9 +193,9 @@ impl BytesCodecKind {
             BytesCodecKind::Lz4 => Some(super::lz4::max_decoded(encoded)),
             BytesCodecKind::Crc32c => Some(encoded.saturating_sub(4)),
             BytesCodecKind::Shuffle => Some(encoded),
-            // bzip2's run-length stages allow ratios in the millions: only the declared
-            // size bounds it
-            BytesCodecKind::Bz2 | BytesCodecKind::Other => None,
+            // bzip2's run-length stages and LZMA's long matches allow ratios in the
+            // millions: only the declared size bounds them
+            BytesCodecKind::Bz2 | BytesCodecKind::Lzma | BytesCodecKind::Other => None,
         }
     }
 }
@@ -196,7 +203,7 @@ impl BytesCodecKind {
 /// Decodes one bytes→bytes stage of `key` producing at most `limit` bytes, allocating at
 /// most `limit` or what `input` can justify, whichever is smaller, and only fallibly.
 ///
-/// zstd, gzip, zlib and bz2 are decoded here (into a buffer of that size, stopping when it
+/// zstd, gzip, zlib, bz2 and lzma are decoded here (into a buffer of that size, stopping when it
 /// is full);
 /// blosc's header is checked first (its declared size must fit) and zarrs decodes; other
 /// codecs (crc32c, shuffle: their output is no larger than their input) are decoded by
@@ -240,7 +247,10 @@ pub(crate) fn decode_stage<'a>(
             }
             Ok(Cow::Owned(out))
         }
-        BytesCodecKind::Gzip | BytesCodecKind::Zlib | BytesCodecKind::Bz2 => {
+        BytesCodecKind::Gzip
+        | BytesCodecKind::Zlib
+        | BytesCodecKind::Bz2
+        | BytesCodecKind::Lzma => {
             let capacity = limit.min(justified).saturating_add(1);
             let mut out = try_with_capacity(capacity.min(1 << 20), key)?;
             let take = limit.saturating_add(1);
@@ -250,6 +260,13 @@ pub(crate) fn decode_stage<'a>(
                 }
                 BytesCodecKind::Zlib => {
                     Box::new(flate2::read::ZlibDecoder::new(&input[..]).take(take))
+                }
+                BytesCodecKind::Lzma => {
+                    let lzma = codec
+                        .as_any()
+                        .downcast_ref::<super::lzma::LzmaCodec>()
+                        .expect("an lzma kind is an LzmaCodec");
+                    Box::new(lzma.reader(&input[..]).map_err(failed)?.take(take))
                 }
                 _ => Box::new(bzip2::read::BzDecoder::new(&input[..]).take(take)),
             };

@@ -33,6 +33,8 @@ use zarrs::metadata::v2::MetadataV2;
 use zarrs::metadata::v3::MetadataV3;
 use zarrs::plugin::{PluginCreateError, ZarrVersion};
 
+use super::numeric::{Elem, count, f32_at, f64_at};
+
 /// The `delta` codec's configuration, as numcodecs writes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -42,122 +44,6 @@ pub struct DeltaConfiguration {
     /// The data type of the stored differences (`dtype` when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub astype: Option<String>,
-}
-
-/// An element type `delta` works on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Elem {
-    I8,
-    I16,
-    I32,
-    I64,
-    U8,
-    U16,
-    U32,
-    U64,
-    F32,
-    F64,
-}
-
-impl Elem {
-    /// The type a NumPy type string names (`<i4`, `|u1`, `i8`, `=f8`, ...); big-endian
-    /// multi-byte types are not (the codec works on the chunk's values in memory, and a
-    /// big-endian `dtype` in numcodecs reinterprets the bytes it is given).
-    fn parse(text: &str) -> Option<Elem> {
-        let t = text.trim_start_matches(['<', '|', '=']);
-        Some(match t {
-            "i1" | "int8" | ">i1" => Elem::I8,
-            "i2" | "int16" => Elem::I16,
-            "i4" | "int32" => Elem::I32,
-            "i8" | "int64" => Elem::I64,
-            "u1" | "uint8" | ">u1" => Elem::U8,
-            "u2" | "uint16" => Elem::U16,
-            "u4" | "uint32" => Elem::U32,
-            "u8" | "uint64" => Elem::U64,
-            "f4" | "float32" => Elem::F32,
-            "f8" | "float64" => Elem::F64,
-            _ => return None,
-        })
-    }
-
-    /// Its Zarr v3 data type name.
-    fn v3_name(self) -> &'static str {
-        match self {
-            Elem::I8 => "int8",
-            Elem::I16 => "int16",
-            Elem::I32 => "int32",
-            Elem::I64 => "int64",
-            Elem::U8 => "uint8",
-            Elem::U16 => "uint16",
-            Elem::U32 => "uint32",
-            Elem::U64 => "uint64",
-            Elem::F32 => "float32",
-            Elem::F64 => "float64",
-        }
-    }
-
-    fn size(self) -> usize {
-        match self {
-            Elem::I8 | Elem::U8 => 1,
-            Elem::I16 | Elem::U16 => 2,
-            Elem::I32 | Elem::U32 | Elem::F32 => 4,
-            Elem::I64 | Elem::U64 | Elem::F64 => 8,
-        }
-    }
-
-    fn is_float(self) -> bool {
-        matches!(self, Elem::F32 | Elem::F64)
-    }
-
-    fn is_signed(self) -> bool {
-        matches!(self, Elem::I8 | Elem::I16 | Elem::I32 | Elem::I64)
-    }
-
-    /// `v` cut to this type's width and sign- or zero-extended back to 64 bits (NumPy's
-    /// integer cast). An integer of a supported other type (sign- or zero-extended) lies in
-    /// this type's range exactly when `wrap` leaves it unchanged (the pairs where that
-    /// fails, `uint64` with a signed type, are refused).
-    fn wrap(self, v: u64) -> u64 {
-        let bits = 8 * self.size() as u32;
-        if bits == 64 {
-            v
-        } else if self.is_signed() {
-            (((v << (64 - bits)) as i64) >> (64 - bits)) as u64
-        } else {
-            v & ((1u64 << bits) - 1)
-        }
-    }
-
-    fn data_type(self) -> Result<DataType, PluginCreateError> {
-        DataType::from_metadata(&MetadataV3::new(self.v3_name()))
-            .map_err(|e| PluginCreateError::Other(format!("delta: {e}")))
-    }
-
-    /// Element `i` of native-endian `bytes` as a 64-bit integer (sign- or zero-extended).
-    fn load_int(self, bytes: &[u8], i: usize) -> u64 {
-        let n = self.size();
-        let mut b = [0u8; 8];
-        b[..n].copy_from_slice(&bytes[i * n..(i + 1) * n]);
-        let raw = u64::from_ne_bytes(b);
-        // native-endian: on a little-endian machine the element's bytes are the low ones
-        self.wrap(if cfg!(target_endian = "big") {
-            raw >> (64 - 8 * n)
-        } else {
-            raw
-        })
-    }
-
-    /// Stores the low bytes of `v` as element `i` of native-endian `bytes` (truncation, as
-    /// NumPy's integer casts).
-    fn store_int(self, bytes: &mut [u8], i: usize, v: u64) {
-        let n = self.size();
-        let b = if cfg!(target_endian = "big") {
-            (v << (64 - 8 * n)).to_ne_bytes()
-        } else {
-            v.to_ne_bytes()
-        };
-        bytes[i * n..(i + 1) * n].copy_from_slice(&b[..n]);
-    }
 }
 
 /// numcodecs' `delta` filter as a zarrs array→array codec.
@@ -298,33 +184,9 @@ impl ArrayCodecTraits for DeltaCodec {
     }
 }
 
-/// The elements of `bytes` (native-endian `elem`s), checked to be whole.
-fn count(bytes: &[u8], elem: Elem) -> Result<usize, CodecError> {
-    if !bytes.len().is_multiple_of(elem.size()) {
-        return Err(CodecError::Other(format!(
-            "delta: {} bytes are no whole number of {}-byte elements",
-            bytes.len(),
-            elem.size()
-        )));
-    }
-    Ok(bytes.len() / elem.size())
-}
-
-fn f32_at(bytes: &[u8], i: usize) -> f32 {
-    let mut b = [0u8; 4];
-    b.copy_from_slice(&bytes[i * 4..i * 4 + 4]);
-    f32::from_ne_bytes(b)
-}
-
-fn f64_at(bytes: &[u8], i: usize) -> f64 {
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&bytes[i * 8..i * 8 + 8]);
-    f64::from_ne_bytes(b)
-}
-
 /// numcodecs' encoding of the decoded elements `x` (type `dtype`) into `astype`.
 fn encode_elements(x: &[u8], dtype: Elem, astype: Elem) -> Result<Vec<u8>, CodecError> {
-    let n = count(x, dtype)?;
+    let n = count(x, dtype, "delta")?;
     let mut out = vec![0u8; n * astype.size()];
     match dtype {
         Elem::F32 => {
@@ -370,7 +232,7 @@ fn encode_elements(x: &[u8], dtype: Elem, astype: Elem) -> Result<Vec<u8>, Codec
 
 /// numcodecs' decoding (a running sum) of `enc` (type `astype`) into `dtype`.
 fn decode_elements(enc: &[u8], dtype: Elem, astype: Elem) -> Result<Vec<u8>, CodecError> {
-    let n = count(enc, astype)?;
+    let n = count(enc, astype, "delta")?;
     let mut out = vec![0u8; n * dtype.size()];
     match dtype {
         Elem::F32 => {
@@ -496,12 +358,7 @@ mod tests {
         assert_eq!(decode_elements(&enc, Elem::U8, Elem::U8).unwrap(), x);
     }
 
-    fn hex(text: &str) -> Vec<u8> {
-        (0..text.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
-            .collect()
-    }
+    use super::super::numeric::from_hex as hex;
 
     /// numcodecs' own results (`test-data/generate.py`, `gen_delta_vectors`) for every
     /// supported integer pair: extremes whose differences wrap, and random stored bytes.

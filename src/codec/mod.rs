@@ -5,17 +5,25 @@
 //!   bytes→bytes codecs around zarrflow's own [`Sharding`] layer.
 //! * [`sharding`]: configuration, shard index encode/decode with validation, shard assembly.
 //! * [`block`]: C-order block copy helpers.
-//! * [`lz4`], [`delta`]: numcodecs' `lz4` compressor and `delta` filter, which zarrs lacks,
-//!   registered as zarrs codec plugins (v2 `lz4` / `delta`, v3 `numcodecs.lz4` / `.delta`).
+//! * numcodecs codecs zarrs lacks, registered as zarrs codec plugins (v2 ids, v3
+//!   `numcodecs.*` names): the compressors [`lz4`] and [`lzma`], the checksums
+//!   [`checksum32`] (`crc32`, `jenkins_lookup3`), the filters [`delta`], [`astype`],
+//!   [`quantize`] and [`packbits`], with NumPy's element types and casts in `numeric`.
 //! * [`bounds`]: what metadata and stored bytes justify — encoded and decoded size bounds,
 //!   bounded bytes→bytes decoders, fallible allocation of chunk-sized buffers.
 
+pub mod astype;
 pub mod block;
 pub mod bounds;
+pub mod checksum32;
 pub mod delta;
 mod direct;
 mod error;
 pub mod lz4;
+pub mod lzma;
+mod numeric;
+pub mod packbits;
+pub mod quantize;
 pub mod sharding;
 pub(crate) mod slab;
 pub mod vlen;

@@ -74,6 +74,10 @@ impl fmt::Display for ZarrFormat {
     }
 }
 
+/// The numcodecs filters that work on a chunk's values (in zarrflow; numcodecs reinterprets
+/// the chunk's bytes in the filter's byte order): refused on big-endian v2 arrays.
+const VALUE_FILTERS: [&str; 3] = ["delta", "astype", "quantize"];
+
 const ARRAY_REQUIRED: [&str; 7] = [
     "zarr_format",
     "shape",
@@ -216,16 +220,20 @@ pub fn parse_array(
             reason: e.to_string(),
         },
     })?;
-    // numcodecs' delta reinterprets the chunk's bytes in its own dtype's byte order;
-    // zarrflow's delta works on the values (see `codec::delta`): a big-endian array with a
-    // multi-byte delta is refused rather than misread
+    // numcodecs' delta, astype and quantize reinterpret the chunk's bytes in their own
+    // dtype's byte order; zarrflow's work on the values (see `codec::delta`): a big-endian
+    // array with one of them is refused rather than misread
     if dtype.starts_with('>')
-        && let Some(i) = filters.iter().flatten().position(|f| f.id() == "delta")
+        && let Some((i, f)) = filters
+            .iter()
+            .flatten()
+            .enumerate()
+            .find(|(_, f)| VALUE_FILTERS.contains(&f.id()))
     {
         return Err(MetadataError::UnsupportedV2Codec {
             key: key.to_string(),
             field: format!("filters[{i}]"),
-            id: "delta".into(),
+            id: f.id().to_string(),
         });
     }
     let mut v3 = v3;
@@ -832,22 +840,24 @@ mod tests {
 
     #[test]
     fn unsupported_codecs_are_named_with_their_field() {
-        let e = err(serde_json::json!({"compressor": {"id": "lzma", "preset": 1}}));
+        let e = err(serde_json::json!({"compressor": {"id": "base64"}}));
         assert!(
-            matches!(&e, MetadataError::UnsupportedV2Codec { field, id, .. } if field == "compressor" && id == "lzma"),
+            matches!(&e, MetadataError::UnsupportedV2Codec { field, id, .. } if field == "compressor" && id == "base64"),
             "{e}"
         );
-        let e =
-            err(serde_json::json!({"filters": [{"id": "quantize", "digits": 3, "dtype": "<f8"}]}));
+        let e = err(
+            serde_json::json!({"filters": [{"id": "categorize", "labels": ["a"],
+                                                    "dtype": "<U1", "astype": "|u1"}]}),
+        );
         assert!(
-            matches!(&e, MetadataError::UnsupportedV2Codec { field, id, .. } if field == "filters[0]" && id == "quantize"),
+            matches!(&e, MetadataError::UnsupportedV2Codec { field, id, .. } if field == "filters[0]" && id == "categorize"),
             "{e}"
         );
-        assert!(e.to_string().contains("quantize"), "{e}");
+        assert!(e.to_string().contains("categorize"), "{e}");
     }
 
     #[test]
-    fn delta_opens_on_little_endian_and_single_byte_arrays_only() {
+    fn value_filters_open_on_little_endian_and_single_byte_arrays_only() {
         for (dtype, filter) in [("<i4", "<i4"), ("|u1", "|u1"), ("<i8", "<i2")] {
             let m = parse_array(
                 &doc(serde_json::json!({"dtype": dtype, "filters": [{"id": "delta", "dtype": filter}]})),
@@ -862,12 +872,20 @@ mod tests {
                 "{dtype}"
             );
         }
-        let e =
-            err(serde_json::json!({"dtype": ">i4", "filters": [{"id": "delta", "dtype": "<i4"}]}));
-        assert!(
-            matches!(&e, MetadataError::UnsupportedV2Codec { field, id, .. } if field == "filters[0]" && id == "delta"),
-            "{e}"
-        );
+        for filters in [
+            serde_json::json!([{"id": "delta", "dtype": "<i4"}]),
+            serde_json::json!([{"id": "astype", "encode_dtype": "<i2", "decode_dtype": "<i4"}]),
+            serde_json::json!([{"id": "zlib", "level": 1}, {"id": "quantize", "digits": 2, "dtype": "<f4", "astype": "<f4"}]),
+        ] {
+            let e = err(serde_json::json!({"dtype": ">i4", "filters": filters.clone()}));
+            let i = filters.as_array().unwrap().len() - 1;
+            let want = filters[i]["id"].as_str().unwrap();
+            assert!(
+                matches!(&e, MetadataError::UnsupportedV2Codec { field, id, .. }
+                    if *field == format!("filters[{i}]") && id == want),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -1,0 +1,257 @@
+//! numcodecs' `astype` filter (Zarr v2 `{"id": "astype", "encode_dtype": ...,
+//! "decode_dtype": ...}`, Zarr v3 `numcodecs.astype` as zarr-python 3 writes it), which
+//! zarrs 0.23 does not implement: a zarrs array→array codec registered with zarrs' codec
+//! plugins.
+//!
+//! numcodecs (`numcodecs/astype.py`) stores `arr.astype(encode_dtype)` and decodes with
+//! `enc.astype(decode_dtype)`; this codec applies NumPy's casts ([`super::numeric::cast`]):
+//! integers wrap, floats round to nearest, floats become integers by truncation. A float
+//! that has no value of an integer type (NaN, infinities, out of range) is an error where
+//! NumPy's result would depend on the machine.
+//!
+//! Supported: integer and `float32` / `float64` types, little-endian or single-byte
+//! (`<`, `|`, `=` or none); `decode_dtype` must be the array's data type. Other types are
+//! refused when the codec is built.
+
+use std::num::NonZeroU64;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use zarrs::array::codec::api::{
+    ArrayBytes, ArrayCodecTraits, ArrayToArrayCodecTraits, Codec, CodecError, CodecMetadataOptions,
+    CodecOptions, CodecPluginV2, CodecPluginV3, CodecTraits, CodecTraitsV2, CodecTraitsV3,
+    PartialDecoderCapability, PartialEncoderCapability, RecommendedConcurrency,
+};
+use zarrs::array::{DataType, FillValue};
+use zarrs::metadata::Configuration;
+use zarrs::metadata::v2::MetadataV2;
+use zarrs::metadata::v3::MetadataV3;
+use zarrs::plugin::{PluginCreateError, ZarrVersion};
+
+use super::numeric::{Elem, cast};
+
+/// The `astype` codec's configuration, as numcodecs writes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AsTypeConfiguration {
+    /// The data type stored (a NumPy type string, e.g. `<i2`).
+    pub encode_dtype: String,
+    /// The data type of the decoded elements: the array's.
+    pub decode_dtype: String,
+}
+
+/// numcodecs' `astype` filter as a zarrs array→array codec.
+#[derive(Debug, Clone)]
+pub struct AsTypeCodec {
+    configuration: AsTypeConfiguration,
+    encode: Elem,
+    decode: Elem,
+    /// `decode_dtype` and `encode_dtype` as zarrs data types.
+    data_types: (DataType, DataType),
+}
+
+zarrs::plugin::impl_extension_aliases!(AsTypeCodec,
+    v3: "numcodecs.astype", [],
+    v2: "astype", []
+);
+
+inventory::submit! {
+    CodecPluginV3::new::<AsTypeCodec>()
+}
+
+inventory::submit! {
+    CodecPluginV2::new::<AsTypeCodec>()
+}
+
+impl AsTypeCodec {
+    /// The codec of `configuration`, or why it is not supported.
+    pub fn new(configuration: AsTypeConfiguration) -> Result<Self, PluginCreateError> {
+        let elem = |t: &str| {
+            Elem::parse(t).ok_or_else(|| {
+                PluginCreateError::Other(format!(
+                    "astype: data type {t:?} is not supported (little-endian integers and floats)"
+                ))
+            })
+        };
+        let encode = elem(&configuration.encode_dtype)?;
+        let decode = elem(&configuration.decode_dtype)?;
+        let data_types = (decode.data_type()?, encode.data_type()?);
+        Ok(AsTypeCodec {
+            configuration,
+            encode,
+            decode,
+            data_types,
+        })
+    }
+
+    fn check(&self, data_type: &DataType) -> Result<(), CodecError> {
+        if *data_type != self.data_types.0 {
+            return Err(CodecError::Other(format!(
+                "astype: the codec's decode_dtype {:?} is not the array's data type {:?}",
+                self.configuration.decode_dtype,
+                data_type.name(ZarrVersion::V3)
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn create(
+    configuration: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Codec, PluginCreateError> {
+    Ok(Codec::ArrayToArray(Arc::new(AsTypeCodec::new(
+        super::numcodecs_configuration::<AsTypeConfiguration>(configuration, "astype")?,
+    )?)))
+}
+
+impl CodecTraitsV3 for AsTypeCodec {
+    fn create(metadata: &MetadataV3) -> Result<Codec, PluginCreateError> {
+        create(metadata.configuration().ok_or_else(|| {
+            PluginCreateError::Other("astype needs a configuration with its data types".into())
+        })?)
+    }
+}
+
+impl CodecTraitsV2 for AsTypeCodec {
+    fn create(metadata: &MetadataV2) -> Result<Codec, PluginCreateError> {
+        create(metadata.configuration())
+    }
+}
+
+impl CodecTraits for AsTypeCodec {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn configuration(
+        &self,
+        _version: ZarrVersion,
+        _options: &CodecMetadataOptions,
+    ) -> Option<Configuration> {
+        match serde_json::to_value(&self.configuration).ok()? {
+            serde_json::Value::Object(map) => Some(Configuration::from(map)),
+            _ => None,
+        }
+    }
+
+    fn partial_decoder_capability(&self) -> PartialDecoderCapability {
+        PartialDecoderCapability {
+            partial_read: false,
+            partial_decode: false,
+        }
+    }
+
+    fn partial_encoder_capability(&self) -> PartialEncoderCapability {
+        PartialEncoderCapability {
+            partial_encode: false,
+        }
+    }
+}
+
+impl ArrayCodecTraits for AsTypeCodec {
+    fn recommended_concurrency(
+        &self,
+        _shape: &[NonZeroU64],
+        _data_type: &DataType,
+    ) -> Result<RecommendedConcurrency, CodecError> {
+        Ok(RecommendedConcurrency::new_maximum(1))
+    }
+}
+
+impl ArrayToArrayCodecTraits for AsTypeCodec {
+    fn into_dyn(self: Arc<Self>) -> Arc<dyn ArrayToArrayCodecTraits> {
+        self as Arc<dyn ArrayToArrayCodecTraits>
+    }
+
+    fn encoded_data_type(&self, decoded_data_type: &DataType) -> Result<DataType, CodecError> {
+        self.check(decoded_data_type)?;
+        Ok(self.data_types.1.clone())
+    }
+
+    fn encode<'a>(
+        &self,
+        bytes: ArrayBytes<'a>,
+        _shape: &[NonZeroU64],
+        data_type: &DataType,
+        _fill_value: &FillValue,
+        _options: &CodecOptions,
+    ) -> Result<ArrayBytes<'a>, CodecError> {
+        self.check(data_type)?;
+        let x = bytes.into_fixed()?;
+        Ok(cast(&x, self.decode, self.encode, "astype")?.into())
+    }
+
+    fn decode<'a>(
+        &self,
+        bytes: ArrayBytes<'a>,
+        _shape: &[NonZeroU64],
+        data_type: &DataType,
+        _fill_value: &FillValue,
+        _options: &CodecOptions,
+    ) -> Result<ArrayBytes<'a>, CodecError> {
+        self.check(data_type)?;
+        let enc = bytes.into_fixed()?;
+        Ok(cast(&enc, self.encode, self.decode, "astype")?.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::numeric::{cast_vectors, from_hex};
+
+    /// numcodecs' own results (`test-data/generate.py`, `gen_cast_vectors`) for every pair
+    /// of integer and float types: wrapping, rounding, overflow to infinity, truncation.
+    #[test]
+    #[cfg(target_endian = "little")]
+    fn every_type_pair_matches_numcodecs_byte_for_byte() {
+        let vectors = cast_vectors("astype");
+        assert_eq!(vectors.len(), 100);
+        for v in vectors {
+            let s = |k: &str| v[k].as_str().unwrap();
+            let codec = AsTypeCodec::new(AsTypeConfiguration {
+                encode_dtype: s("encode_dtype").into(),
+                decode_dtype: s("decode_dtype").into(),
+            })
+            .unwrap();
+            let what = format!("{} -> {}", s("decode_dtype"), s("encode_dtype"));
+            let enc = cast(&from_hex(s("values")), codec.decode, codec.encode, "t").unwrap();
+            assert_eq!(enc, from_hex(s("encoded")), "{what}: encode");
+            let dec = cast(&enc, codec.encode, codec.decode, "t");
+            if codec.encode.is_float() && !codec.decode.is_float() {
+                // a float stored for an integer array decodes where NumPy's cast is defined
+                if let Ok(dec) = dec {
+                    assert_eq!(dec, from_hex(s("decoded")), "{what}: decode");
+                }
+            } else {
+                assert_eq!(dec.unwrap(), from_hex(s("decoded")), "{what}: decode");
+            }
+        }
+    }
+
+    #[test]
+    fn configurations_are_checked_when_the_codec_is_built() {
+        let cfg = |e: &str, d: &str| AsTypeConfiguration {
+            encode_dtype: e.into(),
+            decode_dtype: d.into(),
+        };
+        assert!(AsTypeCodec::new(cfg("<i2", "<i4")).is_ok());
+        assert!(AsTypeCodec::new(cfg("|u1", "float64")).is_ok());
+        for (e, d) in [
+            (">i2", "<i4"),
+            ("<i2", ">i4"),
+            ("<f2", "<f4"),
+            ("|b1", "<i4"),
+            ("<M8[s]", "<i8"),
+        ] {
+            assert!(AsTypeCodec::new(cfg(e, d)).is_err(), "{e} {d}");
+        }
+        let v2: MetadataV2 = serde_json::from_str(
+            r#"{"id": "astype", "encode_dtype": "<i2", "decode_dtype": "<i4"}"#,
+        )
+        .unwrap();
+        assert!(<AsTypeCodec as CodecTraitsV2>::create(&v2).is_ok());
+        let bare: MetadataV3 = serde_json::from_str(r#"{"name": "numcodecs.astype"}"#).unwrap();
+        assert!(<AsTypeCodec as CodecTraitsV3>::create(&bare).is_err());
+    }
+}
