@@ -329,56 +329,61 @@ fn invalid_specifications() {
     assert!(!tmp.path().join("a.zarr").join("zarr.json").exists());
 }
 
-/// `--codec lz4[:ACCELERATION]`: numcodecs' LZ4 (`numcodecs.lz4` in v3, the `lz4` compressor
-/// in v2), written and read back through the CLI; an out-of-range acceleration is refused.
+/// `--codec lz4[:ACCELERATION]` and `lzma[:PRESET]`: numcodecs' LZ4 and LZMA
+/// (`numcodecs.lz4` / `numcodecs.lzma` in v3, the `lz4` / `lzma` compressors in v2),
+/// written and read back through the CLI; an out-of-range setting is refused.
 #[test]
-fn lz4_arrays_in_either_format() {
+fn numcodecs_compressors_in_either_format() {
     let tmp = tempfile::tempdir().unwrap();
-    for (name, format) in [("v3.zarr", "3"), ("v2.zarr", "2")] {
-        let url = tmp.path().join(name);
-        let url = url.to_str().unwrap();
-        ok(&[
-            "create",
-            url,
-            "--shape",
-            "6,5",
-            "--dtype",
-            "int32",
-            "--chunks",
-            "4,3",
-            "--codec",
-            "lz4:3",
-            "--zarr-format",
-            format,
-        ]);
-        ok(&["set", url, "1:5,0:4", "--value", "-7"]);
-        let got: Value = serde_json::from_str(&ok(&["get", url, "0:2,3:5"])).unwrap();
-        assert_eq!(got, json!([[0, 0], [-7, 0]]), "{name}");
-        if format == "3" {
-            let i = info(url);
-            assert_eq!(i["codecs"][1]["name"], "numcodecs.lz4");
-            assert_eq!(i["codecs"][1]["configuration"]["acceleration"], 3);
-        } else {
-            let zarray: Value = serde_json::from_slice(
-                &std::fs::read(tmp.path().join(name).join(".zarray")).unwrap(),
-            )
-            .unwrap();
-            assert_eq!(
-                zarray["compressor"],
-                json!({"id": "lz4", "acceleration": 3})
-            );
+    for (codec, name, setting) in [
+        ("lz4:3", "lz4", "acceleration"),
+        ("lzma:1", "lzma", "preset"),
+    ] {
+        let value: u64 = codec[name.len() + 1..].parse().unwrap();
+        for (dir, format) in [("v3.zarr", "3"), ("v2.zarr", "2")] {
+            let dir = format!("{name}-{dir}");
+            let url = tmp.path().join(&dir);
+            let url = url.to_str().unwrap();
+            ok(&[
+                "create",
+                url,
+                "--shape",
+                "6,5",
+                "--dtype",
+                "int32",
+                "--chunks",
+                "4,3",
+                "--codec",
+                codec,
+                "--zarr-format",
+                format,
+            ]);
+            ok(&["set", url, "1:5,0:4", "--value", "-7"]);
+            let got: Value = serde_json::from_str(&ok(&["get", url, "0:2,3:5"])).unwrap();
+            assert_eq!(got, json!([[0, 0], [-7, 0]]), "{dir}");
+            if format == "3" {
+                let i = info(url);
+                assert_eq!(i["codecs"][1]["name"], format!("numcodecs.{name}"));
+                assert_eq!(i["codecs"][1]["configuration"][setting], value);
+            } else {
+                let zarray: Value = serde_json::from_slice(
+                    &std::fs::read(tmp.path().join(&dir).join(".zarray")).unwrap(),
+                )
+                .unwrap();
+                assert_eq!(zarray["compressor"], json!({"id": name, setting: value}));
+            }
         }
+        let bad = tmp.path().join("bad.zarr");
+        let e = fails(&[
+            "create",
+            bad.to_str().unwrap(),
+            "--shape",
+            "6",
+            "--dtype",
+            "int8",
+            "--codec",
+            &format!("{name}:99999999"),
+        ]);
+        assert!(e.contains(name) && e.contains(setting), "{e}");
     }
-    let bad = tmp.path().join("bad.zarr");
-    let e = fails(&[
-        "create",
-        bad.to_str().unwrap(),
-        "--shape",
-        "6",
-        "--dtype",
-        "int8",
-        "--codec",
-        "lz4:0",
-    ]);
-    assert!(e.contains("lz4"), "{e}");
 }

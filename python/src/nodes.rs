@@ -171,7 +171,7 @@ fn codecs_of(py: Python<'_>, text: &str, element_size: usize) -> PyResult<Vec<Co
             py,
             &format!(
                 "codec {text:?}: {why} (zstd[:LEVEL], gzip[:LEVEL], zlib[:LEVEL], bz2[:LEVEL], \
-                 lz4[:ACCELERATION], blosc[:CNAME[:LEVEL]] or none)"
+                 lz4[:ACCELERATION], lzma[:PRESET], blosc[:CNAME[:LEVEL]] or none)"
             ),
         )
     };
@@ -209,6 +209,12 @@ fn codecs_of(py: Python<'_>, text: &str, element_size: usize) -> PyResult<Vec<Co
             "numcodecs.lz4",
             zarrflow::serde_json::json!({
                 "acceleration": setting("acceleration", rest.first(), 1, 65537, 1)?
+            }),
+        )),
+        ["lzma", rest @ ..] if rest.len() <= 1 => Some(CodecSpec::new(
+            "numcodecs.lzma",
+            zarrflow::serde_json::json!({
+                "preset": setting("preset", rest.first(), 0, 9, 6)?
             }),
         )),
         ["blosc", rest @ ..] if rest.len() <= 2 => {

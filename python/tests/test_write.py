@@ -73,7 +73,8 @@ def test_metadata_round_trips_through_zarr_python(tmp_url):
 
 
 @pytest.mark.parametrize(
-    "codec", ["zstd", "zstd:3", "gzip:1", "zlib:4", "bz2", "lz4", "lz4:9", "blosc", "blosc:zlib:9", "none"]
+    "codec",
+    ["zstd", "zstd:3", "gzip:1", "zlib:4", "bz2", "lz4", "lz4:9", "lzma", "lzma:1", "blosc", "blosc:zlib:9", "none"],
 )
 def test_codecs_are_readable_by_zarr_python(tmp_url, codec):
     url = tmp_url()
@@ -81,13 +82,13 @@ def test_codecs_are_readable_by_zarr_python(tmp_url, codec):
     a[:] = np.arange(50, dtype=np.uint16)
     assert np.array_equal(zarr.open_array(url, mode="r")[:], np.arange(50))
     name = codec.split(":")[0]
-    if name in ("zlib", "bz2", "lz4"):
+    if name in ("zlib", "bz2", "lz4", "lzma"):
         # numcodecs' codecs under the names zarr-python 3 writes, inside the shard's codecs
         inner = a.codecs[0]["configuration"]["codecs"]
         assert inner[-1]["name"] == f"numcodecs.{name}", inner
 
 
-@pytest.mark.parametrize("codec", ["lz4:0", "lz4:1:2", "zlib:10", "bz2:0", "lzma"])
+@pytest.mark.parametrize("codec", ["lz4:0", "lz4:1:2", "zlib:10", "bz2:0", "lzma:10", "brotli"])
 def test_unknown_codecs_and_levels_are_value_errors(tmp_url, codec):
     with pytest.raises(ValueError, match="codec"):
         zarrflow.create(tmp_url(), shape=(5,), dtype="uint8", codec=codec)

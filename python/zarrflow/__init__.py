@@ -724,9 +724,9 @@ def create(
     ``chunks`` is the inner (read) chunk shape when ``shards`` is given, else the chunk
     shape; without either the array is one chunk; ``shards`` without ``chunks`` makes one
     inner chunk per shard. ``codec``: ``"zstd[:LEVEL]"`` (default), ``"gzip[:LEVEL]"``,
-    ``"zlib[:LEVEL]"``, ``"bz2[:LEVEL]"``, ``"lz4[:ACCELERATION]"`` (numcodecs' codecs, as
-    zarr-python 3 names them; lz4's acceleration is recorded, zarrflow compresses at
-    acceleration 1's speed), ``"blosc[:CNAME[:LEVEL]]"`` or ``"none"``. ``fill_value`` must be representable in
+    ``"zlib[:LEVEL]"``, ``"bz2[:LEVEL]"``, ``"lz4[:ACCELERATION]"``, ``"lzma[:PRESET]"``
+    (numcodecs' codecs, as zarr-python 3 names them; lz4's acceleration is recorded, zarrflow
+    compresses at acceleration 1's speed), ``"blosc[:CNAME[:LEVEL]]"`` or ``"none"``. ``fill_value`` must be representable in
     ``dtype`` (default: 0, ``False`` or NaN, as zarr-python). An existing node is
     :class:`NodeExistsError` unless ``overwrite=True``, which deletes it whole first.
     Store options as in :func:`open`.

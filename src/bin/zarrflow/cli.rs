@@ -251,10 +251,10 @@ pub struct LayoutArgs {
     /// The shard (write) shape; without it the array is unsharded.
     #[arg(long, value_name = "SHAPE", value_parser = parse_shape)]
     pub shards: Option<Shape>,
-    /// Compression: zstd[:LEVEL], gzip[:LEVEL], zlib[:LEVEL], bz2[:LEVEL], lz4[:ACCELERATION]
-    /// (numcodecs.zlib, numcodecs.bz2, numcodecs.lz4; the acceleration is recorded for other
-    /// readers and writers, zarrflow compresses at acceleration 1's speed),
-    /// blosc[:CNAME[:LEVEL]] or none.
+    /// Compression: zstd[:LEVEL], gzip[:LEVEL], zlib[:LEVEL], bz2[:LEVEL], lz4[:ACCELERATION],
+    /// lzma[:PRESET] (numcodecs.zlib, numcodecs.bz2, numcodecs.lz4, numcodecs.lzma; lz4's
+    /// acceleration is recorded for other readers and writers, zarrflow compresses at
+    /// acceleration 1's speed), blosc[:CNAME[:LEVEL]] or none.
     #[arg(long, value_name = "CODEC", value_parser = parse_codec)]
     pub codec: Option<Compressor>,
     /// Where the shard index lies: start or end.

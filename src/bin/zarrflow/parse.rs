@@ -62,6 +62,8 @@ pub enum Compressor {
     Bz2(u32),
     /// `lz4[:ACCELERATION]`: numcodecs' LZ4 (`numcodecs.lz4`; v2: the `lz4` compressor).
     Lz4(u32),
+    /// `lzma[:PRESET]`: numcodecs' LZMA, `.xz` streams (`numcodecs.lzma`; v2: `lzma`).
+    Lzma(u32),
     /// `blosc[:CNAME[:LEVEL]]`.
     Blosc {
         /// The blosc compressor.
@@ -96,6 +98,10 @@ impl Compressor {
                 "numcodecs.lz4",
                 serde_json::json!({ "acceleration": acceleration }),
             )),
+            Compressor::Lzma(preset) => codecs.push(CodecSpec::new(
+                "numcodecs.lzma",
+                serde_json::json!({ "preset": preset }),
+            )),
             Compressor::Blosc { cname, level } => codecs.push(match element_size {
                 Some(size) => CodecSpec::blosc(cname, level, size),
                 None => CodecSpec::blosc_per_array(cname, level),
@@ -125,7 +131,7 @@ fn parse_level(
 }
 
 /// Parses `--codec`: `zstd[:LEVEL]`, `gzip[:LEVEL]`, `zlib[:LEVEL]`, `bz2[:LEVEL]`,
-/// `lz4[:ACCELERATION]`, `blosc[:CNAME[:LEVEL]]` or `none`.
+/// `lz4[:ACCELERATION]`, `lzma[:PRESET]`, `blosc[:CNAME[:LEVEL]]` or `none`.
 pub fn parse_codec(text: &str) -> Result<Compressor, String> {
     let parts: Vec<&str> = text.trim().split(':').collect();
     Ok(match parts.as_slice() {
@@ -151,6 +157,11 @@ pub fn parse_codec(text: &str) -> Result<Compressor, String> {
             Some(a) => parse_level("acceleration", a, 1..=65537)? as u32,
             None => 1,
         }),
+        // Python's lzma presets (6 when none is given)
+        ["lzma", rest @ ..] if rest.len() <= 1 => Compressor::Lzma(match rest.first() {
+            Some(p) => parse_level("preset", p, 0..=9)? as u32,
+            None => 6,
+        }),
         ["blosc", rest @ ..] if rest.len() <= 2 => {
             let name = rest.first().copied().unwrap_or("zstd");
             let cname = BLOSC_CNAMES
@@ -171,7 +182,7 @@ pub fn parse_codec(text: &str) -> Result<Compressor, String> {
         _ => {
             return Err(
                 "expected zstd[:LEVEL], gzip[:LEVEL], zlib[:LEVEL], bz2[:LEVEL], \
-                 lz4[:ACCELERATION], blosc[:CNAME[:LEVEL]] or none"
+                 lz4[:ACCELERATION], lzma[:PRESET], blosc[:CNAME[:LEVEL]] or none"
                     .into(),
             );
         }
@@ -628,6 +639,11 @@ mod tests {
         assert_eq!(lz4.name, "numcodecs.lz4");
         assert_eq!(lz4.configuration.as_ref().unwrap()["acceleration"], 3);
         assert!(parse_codec("lz4:0").is_err() && parse_codec("lz4:1:2").is_err());
+        assert_eq!(parse_codec("lzma").unwrap(), Compressor::Lzma(6));
+        let lzma = &parse_codec("lzma:1").unwrap().codecs(None)[1];
+        assert_eq!(lzma.name, "numcodecs.lzma");
+        assert_eq!(lzma.configuration.as_ref().unwrap()["preset"], 1);
+        assert!(parse_codec("lzma:10").is_err() && parse_codec("lzma:-1").is_err());
         assert_eq!(
             parse_codec("bz2:1").unwrap().codecs(None)[1].name,
             "numcodecs.bz2"
