@@ -344,6 +344,13 @@ def gen() -> None:
          filters=[q], compressor=numcodecs.Zlib(level=1), features=["filters", "quantize", "zlib"])
     make("filter_astype_int64_as_int16", gen_data("zp218-astype", "int16", (7, 6)).astype("<i8"), chunks=(3, 4),
          filters=[numcodecs.AsType(encode_dtype="<i2", decode_dtype="<i8")], features=["filters", "astype"])
+    # a float array stored as integers: its NaN fill value is never cast (chunks never written read
+    # NaN; the chunk written is written whole, as a partly written one would hold NaN cast to int16,
+    # which C leaves undefined)
+    make("filter_astype_float64_as_int16_fill_nan", gen_data("zp218-astype-f", "int16", (7, 6)).astype("<f8"),
+         chunks=(3, 4), fill=np.nan, writes=((slice(0, 3), slice(0, 4)),),
+         filters=[numcodecs.AsType(encode_dtype="<i2", decode_dtype="<f8")], compressor=None,
+         features=["filters", "astype", "missing_chunks", "fill_nan"])
     make("filter_packbits", gen_data("zp218-packbits", "bool", (7, 6)), chunks=(3, 4),
          filters=[numcodecs.PackBits()], compressor=numcodecs.Zstd(level=1), features=["filters", "packbits", "zstd"])
     make("filter_shuffle_zlib", gen_data("zp218-shuffle", "int32", (7, 6)), chunks=(3, 4),

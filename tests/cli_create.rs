@@ -263,8 +263,8 @@ fn invalid_specifications() {
             "300",
         ),
         (
-            &["--shape", "10", "--dtype", "int8", "--codec", "lzma"],
-            "lzma",
+            &["--shape", "10", "--dtype", "int8", "--codec", "brotli"],
+            "brotli",
         ),
         (
             &["--shape", "10", "--dtype", "int8", "--codec", "zstd:99"],

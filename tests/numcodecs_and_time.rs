@@ -622,3 +622,108 @@ async fn large_lz4_chunks_cross_between_zarrflow_and_zarr_python() {
         assert_eq!(a.view().read_bytes().await.unwrap(), data, "{name}");
     }
 }
+
+/// Array→array codecs before `sharding_indexed` (the shard's inner chunks hold the codec's
+/// output: `astype`'s other data type, `packbits`' bytes, `delta`'s differences): zarrflow
+/// writes every element and a part again, reads them back, reopens, and zarr-python 3.4.2
+/// reads the same values. Before: the inner chunks' size bound used the array's data type
+/// (a `uint8` array stored as `float64` had every inner chunk refused as too large).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn array_to_array_codecs_before_sharding_round_trip_with_zarr_python() {
+    let python = venv::python(".venv");
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().to_str().unwrap(), StoreOptions::default()).unwrap();
+    let sharding = |inner: serde_json::Value| {
+        json!({"name": "sharding_indexed", "configuration": {
+            "chunk_shape": [2, 3], "codecs": inner,
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                             {"name": "crc32c"}]}})
+    };
+    let bytes = json!({"name": "bytes", "configuration": {"endian": "little"}});
+    let zstd = json!({"name": "zstd", "configuration": {"level": 1, "checksum": false}});
+    let cases = [
+        // `bytes` alone inside: each inner chunk's stored size is exact (48 bytes, not 6)
+        (
+            "uint8_astype_float64",
+            "uint8",
+            json!({"name": "numcodecs.astype",
+                   "configuration": {"encode_dtype": "<f8", "decode_dtype": "|u1"}}),
+            DataType::UInt8,
+            json!([bytes]),
+        ),
+        (
+            "float64_astype_float32",
+            "float64",
+            json!({"name": "numcodecs.astype",
+                   "configuration": {"encode_dtype": "<f4", "decode_dtype": "<f8"}}),
+            DataType::Float64,
+            json!([bytes, zstd]),
+        ),
+        (
+            "int32_delta",
+            "int32",
+            json!({"name": "numcodecs.delta", "configuration": {"dtype": "<i4"}}),
+            DataType::Int32,
+            json!([bytes, zstd]),
+        ),
+    ];
+    let mut list = String::new();
+    for (name, t, filter, data_type, inner) in cases {
+        let doc = json!({
+            "zarr_format": 3, "node_type": "array", "shape": [9, 7], "data_type": t,
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4, 6]}},
+            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+            "fill_value": 0, "codecs": [filter, sharding(inner)],
+        });
+        std::fs::create_dir_all(dir.path().join(name)).unwrap();
+        std::fs::write(
+            dir.path().join(name).join("zarr.json"),
+            serde_json::to_vec(&doc).unwrap(),
+        )
+        .unwrap();
+        let a = Array::open_in(&store, &key(name), ArrayOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let elem = data_type.size();
+        // eighths (exact in float32), small integers (exact as uint8 through float64)
+        let value = |i: u64| -> Vec<u8> {
+            let k = (i * 37 + 11) % 251;
+            match data_type {
+                DataType::UInt8 => vec![k as u8],
+                DataType::Float64 => ((k as f64 - 125.0) / 8.0).to_ne_bytes().to_vec(),
+                _ => ((k as i32 - 125) * 1_000_003).to_ne_bytes().to_vec(),
+            }
+        };
+        let mut model: Vec<u8> = vec![0; 63 * elem];
+        for text in ["0:8, 1:7", "::-3, 0"] {
+            let view = a.view().get(&Selection::parse(text).unwrap()).unwrap();
+            let mut cells = Vec::new();
+            view.transform()
+                .for_each_mapped(|_, out| cells.push(out[0] as u64 * 7 + out[1] as u64))
+                .unwrap();
+            let values: Vec<u8> = cells.iter().flat_map(|&c| value(c)).collect();
+            view.write_bytes(&values, &view.shape()).await.unwrap();
+            for (k, &c) in cells.iter().enumerate() {
+                model[c as usize * elem..(c as usize + 1) * elem]
+                    .copy_from_slice(&values[k * elem..(k + 1) * elem]);
+            }
+        }
+        let again = Array::open_in(&store, &key(name), ArrayOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(again.view().read_bytes().await.unwrap(), model, "{name}");
+        let npy = dir.path().join(format!("{name}.npy"));
+        write_npy(&npy, data_type, &[9, 7], &model);
+        list.push_str(&format!(
+            "{}\t{}\n",
+            dir.path().join(name).display(),
+            npy.display()
+        ));
+    }
+    let stdout = zarr_python_checks(&python, dir.path(), &list);
+    assert_eq!(
+        stdout.lines().filter(|l| l.contains(": OK")).count(),
+        3,
+        "{stdout}"
+    );
+}

@@ -424,7 +424,7 @@ fn what_v2_cannot_hold_is_refused_when_built() {
 /// big-endian v2 array with delta is refused when it is created (and, from zarr-python's
 /// fixtures' side, when opened: `metadata::v2` tests); little-endian ones are written.
 #[tokio::test]
-async fn delta_on_a_big_endian_v2_array_is_refused_when_created() {
+async fn value_filters_on_a_big_endian_v2_array_are_refused_when_created() {
     use zarrflow::metadata::CodecSpec;
     let store = Store::memory();
     let delta = CodecSpec::new("numcodecs.delta", json!({"dtype": "<i4"}));
@@ -441,6 +441,31 @@ async fn delta_on_a_big_endian_v2_array_is_refused_when_created() {
         .await
         .unwrap_err();
     assert!(e.to_string().contains("delta"), "{e}");
+    // astype and quantize reinterpret the bytes the same way
+    for (name, filter, t) in [
+        (
+            "numcodecs.astype",
+            json!({"encode_dtype": "<i4", "decode_dtype": "<u2"}),
+            "uint16",
+        ),
+        (
+            "numcodecs.quantize",
+            json!({"digits": 2, "dtype": "<f8"}),
+            "float64",
+        ),
+    ] {
+        let spec = ArraySpec::new(vec![6], t)
+            .shard_shape(vec![4])
+            .codecs([
+                CodecSpec::new(name, filter),
+                CodecSpec::new("bytes", json!({ "endian": "big" })),
+            ])
+            .zarr_format(ZarrFormat::V2);
+        let e = Array::create(&store, &key("big2"), &spec, ArrayOptions::default())
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains(name), "{e}");
+    }
     let a = Array::create(
         &store,
         &key("little"),

@@ -5,7 +5,7 @@
 //! Three bounds, each sound for every valid encoding:
 //!
 //! - **Encoded size** of a chunk: each codec's worst-case expansion (zstd and zlib's
-//!   compress bounds, blosc's 16-byte header, crc32c's 4 bytes) from the decoded size, with
+//!   compress bounds, blosc's 16-byte header, a checksum's 4 bytes) from the decoded size, with
 //!   [`with_slack`] for encoders that frame their output differently. A stored object
 //!   larger than this (or, for a fixed-size chain such as `bytes` alone, of another size)
 //!   is no encoding of its chunk.
@@ -16,7 +16,7 @@
 //! - **Decoded size justified by the stored bytes**: `n` bytes of zstd or blosc decode to
 //!   at most `n × 32 KiB` (a 4-byte RLE block yields at most a 128 KiB block), `n` bytes of
 //!   gzip to at most `n × 1032 + 1 KiB` (deflate's maximum ratio), lz4 to at most
-//!   `n × 255 + 16` (a block byte yields at most 255), crc32c to `n − 4` (bz2 and lzma:
+//!   `n × 255 + 16` (a block byte yields at most 255), a checksum codec to `n − 4` (bz2 and lzma:
 //!   no such bound, their decoders grow their buffer as they produce). A few
 //!   stored bytes can therefore never make a buffer of a huge declared chunk be allocated.
 
@@ -25,8 +25,9 @@ use std::io::Read;
 use std::sync::Arc;
 
 use zarrs::array::codec::bytes_to_bytes::{
-    blosc::BloscCodec, bz2::Bz2Codec, crc32c::Crc32cCodec, gzip::GzipCodec, shuffle::ShuffleCodec,
-    zlib::ZlibCodec, zstd::ZstdCodec,
+    adler32::Adler32Codec, blosc::BloscCodec, bz2::Bz2Codec, crc32c::Crc32cCodec,
+    fletcher32::Fletcher32Codec, gzip::GzipCodec, shuffle::ShuffleCodec, zlib::ZlibCodec,
+    zstd::ZstdCodec,
 };
 use zarrs::array::{BytesRepresentation, BytesToBytesCodecTraits, CodecOptions, FillValue};
 
@@ -77,8 +78,9 @@ pub(crate) enum BytesCodecKind {
     Lz4,
     /// numcodecs' `lzma` (`.xz` or `.lzma` streams: [`super::lzma`]).
     Lzma,
-    /// `crc32c`: 4 bytes of checksum.
-    Crc32c,
+    /// A 4-byte checksum beside the data (`crc32c`; numcodecs' `crc32`, `jenkins_lookup3`,
+    /// `adler32`, `fletcher32`), named in messages.
+    Checksum32(&'static str),
     /// `shuffle`: a permutation of the bytes.
     Shuffle,
     /// Anything else: zarrs' own representation, no data-justified bound.
@@ -104,7 +106,15 @@ impl BytesCodecKind {
         } else if any.is::<super::lzma::LzmaCodec>() {
             BytesCodecKind::Lzma
         } else if any.is::<Crc32cCodec>() {
-            BytesCodecKind::Crc32c
+            BytesCodecKind::Checksum32("crc32c")
+        } else if any.is::<super::checksum32::Crc32Codec>() {
+            BytesCodecKind::Checksum32("crc32")
+        } else if any.is::<super::checksum32::JenkinsLookup3Codec>() {
+            BytesCodecKind::Checksum32("jenkins_lookup3")
+        } else if any.is::<Adler32Codec>() {
+            BytesCodecKind::Checksum32("adler32")
+        } else if any.is::<Fletcher32Codec>() {
+            BytesCodecKind::Checksum32("fletcher32")
         } else if any.is::<ShuffleCodec>() {
             BytesCodecKind::Shuffle
         } else {
@@ -122,7 +132,7 @@ impl BytesCodecKind {
             BytesCodecKind::Blosc => "blosc",
             BytesCodecKind::Lz4 => "lz4",
             BytesCodecKind::Lzma => "lzma",
-            BytesCodecKind::Crc32c => "crc32c",
+            BytesCodecKind::Checksum32(name) => name,
             BytesCodecKind::Shuffle => "shuffle",
             BytesCodecKind::Other => "bytes-to-bytes codec",
         }
@@ -162,8 +172,12 @@ impl BytesCodecKind {
             BytesCodecKind::Lzma => bounded(super::lzma::encoded_bound),
             // bzip2's documented bound: 1 % plus 600 bytes
             BytesCodecKind::Bz2 => bounded(|n| n.saturating_add(n / 100).saturating_add(600)),
-            BytesCodecKind::Crc32c | BytesCodecKind::Shuffle => {
-                let extra = if self == BytesCodecKind::Crc32c { 4 } else { 0 };
+            BytesCodecKind::Checksum32(_) | BytesCodecKind::Shuffle => {
+                let extra = if self == BytesCodecKind::Shuffle {
+                    0
+                } else {
+                    4
+                };
                 match decoded {
                     BytesRepresentation::FixedSize(n) => {
                         BytesRepresentation::FixedSize(n.saturating_add(extra))
@@ -191,7 +205,7 @@ impl BytesCodecKind {
                     .saturating_add(1 << 10),
             ),
             BytesCodecKind::Lz4 => Some(super::lz4::max_decoded(encoded)),
-            BytesCodecKind::Crc32c => Some(encoded.saturating_sub(4)),
+            BytesCodecKind::Checksum32(_) => Some(encoded.saturating_sub(4)),
             BytesCodecKind::Shuffle => Some(encoded),
             // bzip2's run-length stages and LZMA's long matches allow ratios in the
             // millions: only the declared size bounds them
@@ -206,7 +220,7 @@ impl BytesCodecKind {
 /// zstd, gzip, zlib, bz2 and lzma are decoded here (into a buffer of that size, stopping when it
 /// is full);
 /// blosc's header is checked first (its declared size must fit) and zarrs decodes; other
-/// codecs (crc32c, shuffle: their output is no larger than their input) are decoded by
+/// codecs (checksums, shuffle: their output is no larger than their input) are decoded by
 /// zarrs and their output checked.
 pub(crate) fn decode_stage<'a>(
     codec: &Arc<dyn BytesToBytesCodecTraits>,
@@ -247,10 +261,28 @@ pub(crate) fn decode_stage<'a>(
             }
             Ok(Cow::Owned(out))
         }
-        BytesCodecKind::Gzip
-        | BytesCodecKind::Zlib
-        | BytesCodecKind::Bz2
-        | BytesCodecKind::Lzma => {
+        BytesCodecKind::Lzma => {
+            let lzma = codec
+                .as_any()
+                .downcast_ref::<super::lzma::LzmaCodec>()
+                .ok_or_else(|| {
+                    super::codec_err(
+                        "decode",
+                        key,
+                        zarrs::array::CodecError::Other(
+                            "an lzma stage that is not numcodecs' lzma".into(),
+                        ),
+                    )
+                })?;
+            let out = lzma
+                .decode_bounded(&input, limit, options.validate_checksums())
+                .map_err(|e| failed(std::io::Error::other(e)))?;
+            if out.len() as u64 > limit {
+                return Err(too_large());
+            }
+            Ok(Cow::Owned(out))
+        }
+        BytesCodecKind::Gzip | BytesCodecKind::Zlib | BytesCodecKind::Bz2 => {
             let capacity = limit.min(justified).saturating_add(1);
             let mut out = try_with_capacity(capacity.min(1 << 20), key)?;
             let take = limit.saturating_add(1);
@@ -260,13 +292,6 @@ pub(crate) fn decode_stage<'a>(
                 }
                 BytesCodecKind::Zlib => {
                     Box::new(flate2::read::ZlibDecoder::new(&input[..]).take(take))
-                }
-                BytesCodecKind::Lzma => {
-                    let lzma = codec
-                        .as_any()
-                        .downcast_ref::<super::lzma::LzmaCodec>()
-                        .expect("an lzma kind is an LzmaCodec");
-                    Box::new(lzma.reader(&input[..]).map_err(failed)?.take(take))
                 }
                 _ => Box::new(bzip2::read::BzDecoder::new(&input[..]).take(take)),
             };
@@ -311,7 +336,7 @@ pub(crate) fn decode_stage<'a>(
                 .map_err(|e| super::codec_err("decode", key, e))?;
             Ok(out)
         }
-        BytesCodecKind::Crc32c | BytesCodecKind::Shuffle | BytesCodecKind::Other => {
+        BytesCodecKind::Checksum32(_) | BytesCodecKind::Shuffle | BytesCodecKind::Other => {
             if kind != BytesCodecKind::Other && justified > limit {
                 return Err(too_large());
             }
@@ -431,7 +456,7 @@ mod tests {
         assert_eq!(with_slack(u64::MAX), u64::MAX);
         assert_eq!(with_slack(0), ENCODED_SLACK_BYTES);
         assert_eq!(BytesCodecKind::Zstd.max_decoded(u64::MAX), Some(u64::MAX));
-        assert_eq!(BytesCodecKind::Crc32c.max_decoded(3), Some(0));
+        assert_eq!(BytesCodecKind::Checksum32("crc32").max_decoded(3), Some(0));
         assert_eq!(blosc_declared_size(&[0; 15]), None);
         let mut h = vec![0u8; 16];
         h[4..8].copy_from_slice(&1234u32.to_le_bytes());

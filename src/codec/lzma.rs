@@ -11,15 +11,20 @@
 //! are used when writing. A custom `filters` chain is kept as written: data made with it
 //! is read (the chain is in the `.xz` stream), but zarrflow does not write with one.
 //!
-//! A decoder never holds more than [`LZMA_MEMLIMIT`] bytes of dictionary and state (the
-//! stream's headers are checked against it before liblzma allocates), and never produces
-//! more than the chunk's size (see the `bounds` module, which decodes it).
+//! A chunk decodes as Python's `lzma.decompress` decodes it: stream after stream while the
+//! bytes left start a valid one (other bytes after a complete stream are ignored; a stream
+//! cut short is an error). The `.xz` check is verified unless checksums are not (see
+//! [`crate::codec::CodecPipeline::with_verify_checksums`]). A decoder never holds more than
+//! [`LZMA_MEMLIMIT`] bytes of dictionary and state (the stream's headers are checked
+//! against it before liblzma allocates), and never produces more than the chunk's size
+//! (see the `bounds` module, which decodes it). liblzma's bundled build has no `.lz`
+//! (lzip) decoder, so format 0 reads `.xz` and `.lzma` only.
 
 use std::borrow::Cow;
 use std::io::Read;
 use std::sync::Arc;
 
-use liblzma::stream::{Check, LzmaOptions, Stream};
+use liblzma::stream::{Action, Check, LzmaOptions, Status, Stream};
 use serde::{Deserialize, Serialize};
 use zarrs::array::codec::api::{
     BytesToBytesCodecTraits, Codec, CodecError, CodecMetadataOptions, CodecOptions, CodecPluginV2,
@@ -152,22 +157,77 @@ impl LzmaCodec {
         })
     }
 
-    /// A liblzma decoder for this codec's format, holding at most [`LZMA_MEMLIMIT`].
-    fn decoder(&self) -> std::io::Result<Stream> {
-        let stream = match self.format {
-            Format::Auto => Stream::new_auto_decoder(LZMA_MEMLIMIT, liblzma::stream::CONCATENATED),
-            Format::Xz => Stream::new_stream_decoder(LZMA_MEMLIMIT, liblzma::stream::CONCATENATED),
-            Format::Alone => Stream::new_lzma_decoder(LZMA_MEMLIMIT),
+    /// A liblzma decoder of one stream in this codec's format, holding at most
+    /// [`LZMA_MEMLIMIT`]; the `.xz` check is verified when `verify`.
+    fn decoder(&self, verify: bool) -> Result<Stream, liblzma::stream::Error> {
+        let flags = if verify {
+            0
+        } else {
+            liblzma::stream::IGNORE_CHECK
         };
-        stream.map_err(std::io::Error::from)
+        match self.format {
+            Format::Auto => Stream::new_auto_decoder(LZMA_MEMLIMIT, flags),
+            Format::Xz => Stream::new_stream_decoder(LZMA_MEMLIMIT, flags),
+            Format::Alone => Stream::new_lzma_decoder(LZMA_MEMLIMIT),
+        }
     }
 
-    /// A reader of the decoded bytes of `encoded`.
-    pub(crate) fn reader<'a>(&self, encoded: &'a [u8]) -> std::io::Result<impl Read + 'a> {
-        Ok(liblzma::read::XzDecoder::new_stream(
-            encoded,
-            self.decoder()?,
-        ))
+    /// The decoded bytes of `encoded`, as Python's `lzma.decompress(encoded, format)`
+    /// (numcodecs' decode) makes them: stream after stream while the bytes left start a
+    /// valid one (bytes after the last that do not are ignored; a stream cut short is an
+    /// error). At most `limit + 1` bytes are produced, so a result longer than `limit`
+    /// means the chunk holds more than allowed; the buffer grows fallibly as bytes come.
+    pub(crate) fn decode_bounded(
+        &self,
+        encoded: &[u8],
+        limit: u64,
+        verify: bool,
+    ) -> Result<Vec<u8>, String> {
+        let cap = limit.saturating_add(1);
+        let mut out: Vec<u8> = Vec::new();
+        let mut buf = vec![0u8; 64 << 10];
+        let mut pos = 0;
+        let mut first = true;
+        loop {
+            let mut stream = self.decoder(verify).map_err(|e| e.to_string())?;
+            let stream_start = out.len();
+            loop {
+                let room = (cap - out.len() as u64).min(buf.len() as u64) as usize;
+                let (in_before, out_before) = (stream.total_in(), stream.total_out());
+                let status = match stream.process(&encoded[pos..], &mut buf[..room], Action::Run) {
+                    Ok(status) => status,
+                    // bytes after a complete stream that are no stream: ignored, as Python
+                    Err(_) if !first => {
+                        out.truncate(stream_start);
+                        return Ok(out);
+                    }
+                    Err(e) => return Err(format!("invalid stream: {e}")),
+                };
+                pos += (stream.total_in() - in_before) as usize;
+                let produced = (stream.total_out() - out_before) as usize;
+                if out.len() + produced > out.capacity() {
+                    let want = (out.capacity() as u64 * 2)
+                        .max((out.len() + produced) as u64)
+                        .min(cap);
+                    out.try_reserve_exact(want as usize - out.len())
+                        .map_err(|_| format!("cannot allocate {want} bytes"))?;
+                }
+                out.extend_from_slice(&buf[..produced]);
+                if out.len() as u64 > limit {
+                    return Ok(out);
+                }
+                if status == Status::StreamEnd {
+                    break;
+                }
+                if produced == 0 && stream.total_in() == in_before {
+                    return Err("the stream ends before its end-of-stream marker".into());
+                }
+            }
+            first = false;
+            if pos == encoded.len() {
+                return Ok(out);
+            }
+        }
     }
 }
 
@@ -289,13 +349,12 @@ impl BytesToBytesCodecTraits for LzmaCodec {
         &self,
         encoded_value: ArrayBytesRaw<'a>,
         decoded_representation: &BytesRepresentation,
-        _options: &CodecOptions,
+        options: &CodecOptions,
     ) -> Result<ArrayBytesRaw<'a>, CodecError> {
         let limit = decoded_representation.size().unwrap_or(u64::MAX);
-        let mut out = Vec::new();
-        self.reader(&encoded_value)
-            .and_then(|r| r.take(limit.saturating_add(1)).read_to_end(&mut out))
-            .map_err(|e| codec_error(format!("invalid stream: {e}")))?;
+        let out = self
+            .decode_bounded(&encoded_value, limit, options.validate_checksums())
+            .map_err(codec_error)?;
         if out.len() as u64 > limit {
             return Err(codec_error(format!(
                 "the stream holds more than the {limit} bytes allowed"
@@ -415,6 +474,85 @@ mod tests {
         assert!(decode(b"not lzma", &rep).is_err());
         // more than the chunk holds
         assert!(decode(&xz, &BytesRepresentation::FixedSize(3999)).is_err());
+    }
+
+    /// Python's `lzma.decompress` (numcodecs' decode) on streams back to back: each is
+    /// decoded while the bytes left start a valid one; others after a complete stream are
+    /// ignored; a stream cut short is an error (results checked with CPython 3.13).
+    #[test]
+    fn streams_back_to_back_decode_as_python_decodes_them() {
+        let enc = |c: &LzmaCodec, data: &[u8]| {
+            c.encode(Cow::Borrowed(data), &CodecOptions::default())
+                .unwrap()
+                .into_owned()
+        };
+        let (xz, alone, auto) = (
+            codec("{}").unwrap(),
+            codec(r#"{"format": 2}"#).unwrap(),
+            codec(r#"{"format": 0}"#).unwrap(),
+        );
+        let (abc, xyz) = (b"abc".repeat(100), b"xyz".repeat(10));
+        let (a, b) = (enc(&xz, &abc), enc(&xz, &xyz));
+        let (la, lb) = (enc(&alone, &abc), enc(&alone, &xyz));
+        let both = [abc.clone(), xyz.clone()].concat();
+        let decode = |c: &LzmaCodec, bytes: Vec<u8>| c.decode_bounded(&bytes, 1 << 20, true);
+        assert_eq!(decode(&xz, [a.clone(), b.clone()].concat()).unwrap(), both);
+        assert_eq!(
+            decode(&xz, [a.clone(), b"garbage!".repeat(3)].concat()).unwrap(),
+            abc
+        );
+        // xz stream padding then a stream: Python's single-stream decoders stop at the padding
+        assert_eq!(
+            decode(&xz, [a.clone(), vec![0; 4], b.clone()].concat()).unwrap(),
+            abc
+        );
+        assert_eq!(decode(&alone, [la.clone(), lb].concat()).unwrap(), both);
+        assert_eq!(
+            decode(&alone, [la.clone(), b"junk".to_vec()].concat()).unwrap(),
+            abc
+        );
+        assert_eq!(
+            decode(&auto, [a.clone(), la].concat()).unwrap(),
+            [abc.clone(), abc.clone()].concat()
+        );
+        for cut in [
+            a[..a.len() - 5].to_vec(),
+            [a.clone(), b[..b.len() - 5].to_vec()].concat(),
+        ] {
+            let e = decode(&xz, cut).unwrap_err();
+            assert!(e.contains("end-of-stream"), "{e}");
+        }
+        assert!(decode(&xz, Vec::new()).is_err());
+        // at most one byte more than the limit is produced
+        assert_eq!(xz.decode_bounded(&a, 10, true).unwrap().len(), 11);
+    }
+
+    /// A corrupted `.xz` check is an error when checksums are verified, and ignored (the
+    /// data as stored) when they are not, as for zarrs' checksum codecs.
+    #[test]
+    fn the_xz_check_follows_checksum_verification() {
+        let data = vec![7u8; 5000];
+        let c = codec(r#"{"check": 4}"#).unwrap();
+        let mut enc = c
+            .encode(Cow::Borrowed(&data), &CodecOptions::default())
+            .unwrap()
+            .into_owned();
+        // the CRC64 sits just before the index and footer; flip its first byte: find it
+        // as the 8 bytes after the block's data (the block header and data come first)
+        let crc = crc64_offset(&enc);
+        enc[crc] ^= 1;
+        let e = c.decode_bounded(&enc, 5000, true).unwrap_err();
+        assert!(e.contains("invalid stream"), "{e}");
+        assert_eq!(c.decode_bounded(&enc, 5000, false).unwrap(), data);
+    }
+
+    /// Where a one-block `.xz` stream's CRC64 starts: before the index (which starts with a
+    /// zero byte) and the 12-byte footer, whose backward size gives the index's length.
+    fn crc64_offset(xz: &[u8]) -> usize {
+        let footer = &xz[xz.len() - 12..];
+        let backward = u32::from_le_bytes(footer[4..8].try_into().unwrap()) as usize;
+        let index_size = (backward + 1) * 4;
+        xz.len() - 12 - index_size - 8
     }
 
     #[test]

@@ -430,12 +430,37 @@ impl CodecPipeline {
             sharding::checked_bytes(shape, elem, "chunk shape")?;
         }
         if let Some(sh) = self.sharding() {
-            sharding::fixed_size(data_type, "sharding")?;
+            // the shard holds the elements the outer array→array codecs make
+            let (frame_type, _) = self.frame_type(data_type, None)?;
+            sharding::fixed_size(&frame_type, "sharding")?;
             let inner_frame = self.array_to_bytes_shape(shape)?;
             sh.index_codec(&inner_frame)?;
-            sh.inner().validate(&sh.config().chunk_shape, data_type)?;
+            sh.inner().validate(&sh.config().chunk_shape, &frame_type)?;
         }
         Ok(())
+    }
+
+    /// The data type (and the fill value, when `fill_value` is given) of the elements the
+    /// array→array codecs before the array→bytes codec make of `data_type`'s: what a
+    /// shard's inner chunks hold.
+    fn frame_type(
+        &self,
+        data_type: &DataType,
+        fill_value: Option<&FillValue>,
+    ) -> Result<(DataType, Option<FillValue>), CodecError> {
+        let invalid = |e: zarrs::array::CodecError| CodecError::InvalidConfiguration {
+            field: "codecs".into(),
+            reason: e.to_string(),
+        };
+        let (mut dt, mut fv) = (data_type.clone(), fill_value.cloned());
+        for c in self.chain.array_to_array_codecs() {
+            let next = c.encoded_data_type(&dt).map_err(invalid)?;
+            if let Some(f) = &fv {
+                fv = Some(c.encoded_fill_value(&dt, f).map_err(invalid)?);
+            }
+            dt = next;
+        }
+        Ok((dt, fv))
     }
 
     /// The part of [`Self::validate`] that depends on each dimension separately: a shard of
@@ -972,7 +997,11 @@ impl CodecPipeline {
         fill_value: &FillValue,
     ) -> Result<Self, CodecError> {
         if let Some(sh) = self.sharding.take() {
-            self.sharding = Some(Box::new(sh.with_data_type_bounds(data_type, fill_value)?));
+            let (frame_type, frame_fill) = self.frame_type(data_type, Some(fill_value))?;
+            let frame_fill = frame_fill.expect("a fill value was given");
+            self.sharding = Some(Box::new(
+                sh.with_data_type_bounds(&frame_type, &frame_fill)?,
+            ));
         }
         Ok(self)
     }

@@ -106,7 +106,7 @@ impl Elem {
 
     pub(crate) fn data_type(self) -> Result<DataType, PluginCreateError> {
         DataType::from_metadata(&MetadataV3::new(self.v3_name()))
-            .map_err(|e| PluginCreateError::Other(format!("delta: {e}")))
+            .map_err(|e| PluginCreateError::Other(format!("{}: {e}", self.v3_name())))
     }
 
     /// Element `i` of native-endian `bytes` as a 64-bit integer (sign- or zero-extended).
@@ -193,7 +193,7 @@ impl Elem {
 
     /// The smallest and one past the largest value of an integer type, as `f64`s (exact:
     /// both are powers of two or zero).
-    fn float_range(self) -> (f64, f64) {
+    pub(crate) fn float_range(self) -> (f64, f64) {
         let bits = 8 * self.size() as i32;
         if self.is_signed() {
             (-(2f64.powi(bits - 1)), 2f64.powi(bits - 1))
@@ -213,7 +213,14 @@ impl Elem {
 ///   the machine, so no such value is stored or returned.
 pub(crate) fn cast(src: &[u8], from: Elem, to: Elem, codec: &str) -> Result<Vec<u8>, CodecError> {
     let n = count(src, from, codec)?;
-    let mut out = zeroed(n * to.size(), codec)?;
+    if from == to {
+        // NumPy copies the bits (a signalling NaN stays one)
+        return Ok(src.to_vec());
+    }
+    let bytes = n
+        .checked_mul(to.size())
+        .ok_or_else(|| CodecError::Other(format!("{codec}: {n} elements do not fit in memory")))?;
+    let mut out = zeroed(bytes, codec)?;
     for i in 0..n {
         match (from.load(src, i), to) {
             (Value::Float(v), Elem::F32) => set_f32(&mut out, i, v as f32),

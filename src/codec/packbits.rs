@@ -222,7 +222,10 @@ impl ArrayToArrayCodecTraits for PackBitsCodec {
                 packed_len(n)
             )));
         }
-        let mut out = zeroed(n as usize, "packbits")?;
+        let n = usize::try_from(n).map_err(|_| {
+            CodecError::Other(format!("packbits: {n} elements do not fit in memory"))
+        })?;
+        let mut out = zeroed(n, "packbits")?;
         for (i, b) in out.iter_mut().enumerate() {
             *b = (enc[1 + i / 8] >> (7 - i % 8)) & 1;
         }

@@ -459,12 +459,18 @@ pub fn array_to_v2(meta: &ArrayMetadata) -> Result<(Value, Option<Value>), Metad
         .and_then(|c| c.get("endian"))
         .and_then(Value::as_str)
         == Some("big");
-    if big && codecs.iter().any(|c| c.name() == "numcodecs.delta") {
-        return Err(not(
-            "numcodecs' delta on a big-endian array (v2's delta reinterprets the stored bytes \
-             in its own dtype's byte order)"
-                .into(),
-        ));
+    if big
+        && let Some(c) = codecs.iter().find(|c| {
+            c.name()
+                .strip_prefix("numcodecs.")
+                .is_some_and(|id| VALUE_FILTERS.contains(&id))
+        })
+    {
+        return Err(not(format!(
+            "{} on a big-endian array (numcodecs' filter reinterprets the stored bytes in its \
+             own dtype's byte order)",
+            c.name()
+        )));
     }
     let after = &codecs[b + 1..];
     let (compressor, after_filters) = match after.split_last() {
