@@ -325,6 +325,21 @@ fn cases() -> Vec<Case> {
             json!(["numcodecs.packbits", {}]),
             bool_value,
         ),
+        // zarr-extensions' scale_offset (zarr-python 3.4's ScaleOffset)
+        (
+            "int32_scale_offset",
+            "int32",
+            DataType::Int32,
+            json!(["scale_offset", {"offset": -40, "scale": 3}]),
+            u16_as_i32_value,
+        ),
+        (
+            "float64_scale_offset",
+            "float64",
+            DataType::Float64,
+            json!(["scale_offset", {"offset": 0.25, "scale": 8.0}]),
+            eighths_value,
+        ),
     ] {
         out.push(Case {
             name: name.into(),
@@ -726,4 +741,68 @@ async fn array_to_array_codecs_before_sharding_round_trip_with_zarr_python() {
         3,
         "{stdout}"
     );
+}
+
+/// Array→array codecs whose configuration does not fit the array's data type (a
+/// `scale_offset` offset outside `uint8`, a `delta` or `astype` of another type, `packbits`
+/// on integers) are refused when the array is opened, naming the codec, not at its first
+/// chunk.
+#[tokio::test]
+async fn array_to_array_configurations_that_do_not_fit_the_data_type_are_refused_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().to_str().unwrap(), StoreOptions::default()).unwrap();
+    for (name, t, codec, says) in [
+        (
+            "offset",
+            "uint8",
+            json!({"name": "scale_offset", "configuration": {"offset": 300}}),
+            "300",
+        ),
+        (
+            "zero",
+            "float32",
+            json!({"name": "scale_offset", "configuration": {"scale": 0}}),
+            "nonzero",
+        ),
+        (
+            "delta",
+            "int16",
+            json!({"name": "numcodecs.delta", "configuration": {"dtype": "<i4"}}),
+            "delta",
+        ),
+        (
+            "astype",
+            "int16",
+            json!({"name": "numcodecs.astype",
+                   "configuration": {"encode_dtype": "<i2", "decode_dtype": "<i4"}}),
+            "astype",
+        ),
+        (
+            "packbits",
+            "int8",
+            json!({"name": "numcodecs.packbits"}),
+            "bool",
+        ),
+    ] {
+        let doc = json!({
+            "zarr_format": 3, "node_type": "array", "shape": [4], "data_type": t,
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+            "codecs": [codec, {"name": "bytes", "configuration": {"endian": "little"}}],
+        });
+        std::fs::create_dir_all(dir.path().join(name)).unwrap();
+        std::fs::write(
+            dir.path().join(name).join("zarr.json"),
+            serde_json::to_vec(&doc).unwrap(),
+        )
+        .unwrap();
+        let e = Array::open_in(&store, &key(name), ArrayOptions::default())
+            .await
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains(says) && text.contains("zarr.json"),
+            "{name}: {text}"
+        );
+    }
 }

@@ -89,7 +89,7 @@ impl AsTypeCodec {
             return Err(CodecError::Other(format!(
                 "astype: the codec's decode_dtype {:?} is not the array's data type {:?}",
                 self.configuration.decode_dtype,
-                data_type.name(ZarrVersion::V3)
+                data_type.name(ZarrVersion::V3).unwrap_or_default()
             )));
         }
         Ok(())

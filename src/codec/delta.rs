@@ -113,7 +113,7 @@ impl DeltaCodec {
             return Err(CodecError::Other(format!(
                 "delta: the codec's dtype {:?} is not the array's data type {:?}",
                 self.configuration.dtype,
-                data_type.name(ZarrVersion::V3)
+                data_type.name(ZarrVersion::V3).unwrap_or_default()
             )));
         }
         Ok(())

@@ -8,7 +8,8 @@
 //! * numcodecs codecs zarrs lacks, registered as zarrs codec plugins (v2 ids, v3
 //!   `numcodecs.*` names): the compressors [`lz4`] and [`lzma`], the checksums
 //!   [`checksum32`] (`crc32`, `jenkins_lookup3`), the filters [`delta`], [`astype`],
-//!   [`quantize`] and [`packbits`], with NumPy's element types and casts in `numeric`.
+//!   [`quantize`] and [`packbits`], with NumPy's element types and casts in `numeric`;
+//!   zarr-extensions' [`scale_offset`] (zarr-python 3.4's `ScaleOffset`).
 //! * [`bounds`]: what metadata and stored bytes justify — encoded and decoded size bounds,
 //!   bounded bytes→bytes decoders, fallible allocation of chunk-sized buffers.
 
@@ -24,6 +25,7 @@ pub mod lzma;
 mod numeric;
 pub mod packbits;
 pub mod quantize;
+pub mod scale_offset;
 pub mod sharding;
 pub(crate) mod slab;
 pub mod vlen;
@@ -422,16 +424,19 @@ impl CodecPipeline {
         Ok(s.iter().map(|v| v.get()).collect())
     }
 
-    /// Validate the pipeline against a chunk (shard) shape and data type: divisibility of the
-    /// shard by the inner chunk shape (in the frame after array→array codecs, recursively for
-    /// nested sharding), fixed-size index codecs, entry cap.
+    /// Validate the pipeline against a chunk (shard) shape and data type: the array→array
+    /// codecs' configurations against the data type, divisibility of the shard by the inner
+    /// chunk shape (in the frame after array→array codecs, recursively for nested
+    /// sharding), fixed-size index codecs, entry cap.
     pub fn validate(&self, shape: &[u64], data_type: &DataType) -> Result<(), CodecError> {
         if let Some(elem) = data_type.fixed_size() {
             sharding::checked_bytes(shape, elem, "chunk shape")?;
         }
+        // the array→array codecs take the array's data type (their configurations are
+        // checked against it here, when the array is opened, not at its first chunk)
+        let (frame_type, _) = self.frame_type(data_type, None)?;
         if let Some(sh) = self.sharding() {
             // the shard holds the elements the outer array→array codecs make
-            let (frame_type, _) = self.frame_type(data_type, None)?;
             sharding::fixed_size(&frame_type, "sharding")?;
             let inner_frame = self.array_to_bytes_shape(shape)?;
             sh.index_codec(&inner_frame)?;

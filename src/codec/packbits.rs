@@ -64,7 +64,7 @@ impl PackBitsCodec {
         if *data_type != self.data_types.0 {
             return Err(CodecError::Other(format!(
                 "packbits needs a bool array, not {:?}",
-                data_type.name(ZarrVersion::V3)
+                data_type.name(ZarrVersion::V3).unwrap_or_default()
             )));
         }
         Ok(())

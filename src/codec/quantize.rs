@@ -117,7 +117,7 @@ impl QuantizeCodec {
             return Err(CodecError::Other(format!(
                 "quantize: the codec's dtype {:?} is not the array's data type {:?}",
                 self.configuration.dtype,
-                data_type.name(ZarrVersion::V3)
+                data_type.name(ZarrVersion::V3).unwrap_or_default()
             )));
         }
         Ok(())

@@ -864,9 +864,13 @@ mod tests {
 
     #[test]
     fn value_filters_open_on_little_endian_and_single_byte_arrays_only() {
-        for (dtype, filter) in [("<i4", "<i4"), ("|u1", "|u1"), ("<i8", "<i2")] {
+        for (dtype, filter) in [
+            ("<i4", serde_json::json!({"id": "delta", "dtype": "<i4"})),
+            ("|u1", serde_json::json!({"id": "delta", "dtype": "|u1"})),
+            ("<i8", serde_json::json!({"id": "delta", "dtype": "<i8", "astype": "<i2"})),
+        ] {
             let m = parse_array(
-                &doc(serde_json::json!({"dtype": dtype, "filters": [{"id": "delta", "dtype": filter}]})),
+                &doc(serde_json::json!({"dtype": dtype, "filters": [filter]})),
                 None,
                 KEY,
                 "k",
