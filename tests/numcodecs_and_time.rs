@@ -158,6 +158,10 @@ fn u16_as_i32_value(i: u64) -> Vec<u8> {
     i32::from(v).to_ne_bytes().to_vec()
 }
 
+fn whole_float_value(i: u64) -> Vec<u8> {
+    (((i * 37 + 11) % 251) as f64).to_ne_bytes().to_vec()
+}
+
 fn bool_value(i: u64) -> Vec<u8> {
     vec![u8::from((i * 37 + 11).is_multiple_of(3))]
 }
@@ -339,6 +343,22 @@ fn cases() -> Vec<Case> {
             DataType::Float64,
             json!(["scale_offset", {"offset": 0.25, "scale": 8.0}]),
             eighths_value,
+        ),
+        // zarr-extensions' cast_value (zarr-python 3.4's CastValue, through cast-value-rs)
+        (
+            "float64_cast_value_uint8",
+            "float64",
+            DataType::Float64,
+            json!(["cast_value", {"data_type": "uint8", "out_of_range": "clamp",
+                                  "scalar_map": {"encode": [["NaN", 0]]}}]),
+            whole_float_value,
+        ),
+        (
+            "int32_cast_value_float64",
+            "int32",
+            DataType::Int32,
+            json!(["cast_value", {"data_type": "float64"}]),
+            u16_as_i32_value,
         ),
     ] {
         out.push(Case {
@@ -745,8 +765,8 @@ async fn array_to_array_codecs_before_sharding_round_trip_with_zarr_python() {
 
 /// Array→array codecs whose configuration does not fit the array's data type (a
 /// `scale_offset` offset outside `uint8`, a `delta` or `astype` of another type, `packbits`
-/// on integers) are refused when the array is opened, naming the codec, not at its first
-/// chunk.
+/// on integers, a `cast_value` scalar map value outside its target or of a `bool` array)
+/// are refused when the array is opened, naming the codec, not at its first chunk.
 #[tokio::test]
 async fn array_to_array_configurations_that_do_not_fit_the_data_type_are_refused_at_open() {
     let dir = tempfile::tempdir().unwrap();
@@ -781,6 +801,19 @@ async fn array_to_array_configurations_that_do_not_fit_the_data_type_are_refused
             "packbits",
             "int8",
             json!({"name": "numcodecs.packbits"}),
+            "bool",
+        ),
+        (
+            "cast_value",
+            "float32",
+            json!({"name": "cast_value", "configuration": {"data_type": "uint8",
+                   "scalar_map": {"encode": [["NaN", 300]]}}}),
+            "300",
+        ),
+        (
+            "cast_value_bool",
+            "bool",
+            json!({"name": "cast_value", "configuration": {"data_type": "uint8"}}),
             "bool",
         ),
     ] {

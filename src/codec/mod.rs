@@ -9,13 +9,15 @@
 //!   `numcodecs.*` names): the compressors [`lz4`] and [`lzma`], the checksums
 //!   [`checksum32`] (`crc32`, `jenkins_lookup3`), the filters [`delta`], [`astype`],
 //!   [`quantize`] and [`packbits`], with NumPy's element types and casts in `numeric`;
-//!   zarr-extensions' [`scale_offset`] (zarr-python 3.4's `ScaleOffset`).
+//!   zarr-extensions' [`scale_offset`] and [`cast_value`] (zarr-python 3.4's `ScaleOffset`
+//!   and `CastValue`).
 //! * [`bounds`]: what metadata and stored bytes justify — encoded and decoded size bounds,
 //!   bounded bytes→bytes decoders, fallible allocation of chunk-sized buffers.
 
 pub mod astype;
 pub mod block;
 pub mod bounds;
+pub mod cast_value;
 pub mod checksum32;
 pub mod delta;
 mod direct;

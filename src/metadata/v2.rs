@@ -867,7 +867,10 @@ mod tests {
         for (dtype, filter) in [
             ("<i4", serde_json::json!({"id": "delta", "dtype": "<i4"})),
             ("|u1", serde_json::json!({"id": "delta", "dtype": "|u1"})),
-            ("<i8", serde_json::json!({"id": "delta", "dtype": "<i8", "astype": "<i2"})),
+            (
+                "<i8",
+                serde_json::json!({"id": "delta", "dtype": "<i8", "astype": "<i2"}),
+            ),
         ] {
             let m = parse_array(
                 &doc(serde_json::json!({"dtype": dtype, "filters": [filter]})),

@@ -1,0 +1,631 @@
+//! The `cast_value` codec of the zarr-extensions registry
+//! (<https://github.com/zarr-developers/zarr-extensions/tree/main/codecs/cast_value>), as
+//! zarr-python 3.4 writes it (`zarr.codecs.CastValue`), which zarrs 0.23 does not
+//! implement: a zarrs array→array codec registered with zarrs' codec plugins.
+//!
+//! Each element is converted to `data_type` when encoded and back when decoded, with the
+//! codec's `rounding` (`nearest-even` by default, `towards-zero`, `towards-positive`,
+//! `towards-negative`, `nearest-away`), `out_of_range` (absent: an error; `clamp`; `wrap`,
+//! integer targets only) and `scalar_map` (`encode` / `decode` lists of `[from, to]`
+//! pairs, e.g. NaN to 0). The per-element conversion is the `zarr-cast-value` crate's: the
+//! same code zarr-python calls through its `cast-value-rs` package, so values match it
+//! exactly. This module parses the configuration (scalars as the data types' fill values
+//! are written) and dispatches on the pair of types: integers `int8`–`uint64` and
+//! `float16`, `float32`, `float64` (the narrower types zarr-python also names are refused
+//! by name).
+
+use std::num::NonZeroU64;
+use std::sync::Arc;
+
+use bytemuck::Pod;
+use half::f16;
+use serde::Deserialize;
+use zarr_cast_value::{
+    CastError, FloatToFloatConfig, FloatToIntConfig, IntToFloatConfig, IntToIntConfig, MapEntry,
+    OutOfRangeMode, RoundingMode,
+};
+use zarrs::array::codec::api::{
+    ArrayBytes, ArrayCodecTraits, ArrayToArrayCodecTraits, Codec, CodecError, CodecMetadataOptions,
+    CodecOptions, CodecPluginV3, CodecTraits, CodecTraitsV3, PartialDecoderCapability,
+    PartialEncoderCapability, RecommendedConcurrency,
+};
+use zarrs::array::{DataType, FillValue};
+use zarrs::metadata::v3::MetadataV3;
+use zarrs::metadata::{Configuration, FillValueMetadata};
+use zarrs::plugin::{PluginCreateError, ZarrVersion};
+
+/// The `cast_value` codec's configuration, as zarr-python writes it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CastValueConfiguration {
+    /// The stored data type (a Zarr v3 name).
+    data_type: String,
+    #[serde(default = "nearest_even")]
+    rounding: RoundingMode,
+    #[serde(default)]
+    out_of_range: Option<OutOfRangeMode>,
+    #[serde(default)]
+    scalar_map: Option<ScalarMap>,
+}
+
+fn nearest_even() -> RoundingMode {
+    RoundingMode::NearestEven
+}
+
+/// Explicit conversions, each a list of `[from, to]` pairs.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScalarMap {
+    #[serde(default)]
+    encode: Option<Vec<(serde_json::Value, serde_json::Value)>>,
+    #[serde(default)]
+    decode: Option<Vec<(serde_json::Value, serde_json::Value)>>,
+}
+
+/// An element type `cast_value` converts between.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F16,
+    F32,
+    F64,
+}
+
+impl Kind {
+    fn of(data_type: &DataType) -> Result<Kind, String> {
+        let name = data_type
+            .name(ZarrVersion::V3)
+            .map(|n| n.into_owned())
+            .unwrap_or_default();
+        Ok(match name.as_str() {
+            "int8" => Kind::I8,
+            "int16" => Kind::I16,
+            "int32" => Kind::I32,
+            "int64" => Kind::I64,
+            "uint8" => Kind::U8,
+            "uint16" => Kind::U16,
+            "uint32" => Kind::U32,
+            "uint64" => Kind::U64,
+            "float16" => Kind::F16,
+            "float32" => Kind::F32,
+            "float64" => Kind::F64,
+            other => {
+                return Err(format!(
+                    "data type {other:?} is not supported (int8 to uint64, float16, float32, float64)"
+                ));
+            }
+        })
+    }
+
+    fn is_float(self) -> bool {
+        matches!(self, Kind::F16 | Kind::F32 | Kind::F64)
+    }
+}
+
+/// The numcodecs-style `cast_value` codec as a zarrs array→array codec.
+#[derive(Debug, Clone)]
+pub struct CastValueCodec {
+    /// The configuration as written.
+    written: serde_json::Map<String, serde_json::Value>,
+    configuration: CastValueConfiguration,
+    /// `data_type` as a zarrs data type.
+    target: DataType,
+    target_kind: Kind,
+}
+
+zarrs::plugin::impl_extension_aliases!(CastValueCodec,
+    v3: "cast_value", []
+);
+
+inventory::submit! {
+    CodecPluginV3::new::<CastValueCodec>()
+}
+
+fn invalid(message: String) -> PluginCreateError {
+    PluginCreateError::Other(format!("cast_value: {message}"))
+}
+
+fn codec_error(message: String) -> CodecError {
+    CodecError::Other(format!("cast_value: {message}"))
+}
+
+/// Which way a chunk goes, with the scalar map entries of that way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Encode,
+    Decode,
+}
+
+impl CastValueCodec {
+    /// The codec of the configuration `written`, or why it is not supported.
+    pub fn new(
+        written: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Self, PluginCreateError> {
+        let configuration: CastValueConfiguration =
+            serde_json::from_value(serde_json::Value::Object(written.clone()))
+                .map_err(|e| invalid(format!("invalid configuration: {e}")))?;
+        let target = DataType::from_metadata(&MetadataV3::new(&configuration.data_type))
+            .map_err(|e| invalid(format!("data_type {:?}: {e}", configuration.data_type)))?;
+        let target_kind = Kind::of(&target).map_err(invalid)?;
+        if configuration.out_of_range == Some(OutOfRangeMode::Wrap) && target_kind.is_float() {
+            return Err(invalid(format!(
+                "out_of_range \"wrap\" is for integer data types, not {}",
+                configuration.data_type
+            )));
+        }
+        Ok(CastValueCodec {
+            written,
+            configuration,
+            target,
+            target_kind,
+        })
+    }
+
+    /// The scalar map entries of `direction`.
+    fn entries(&self, direction: Direction) -> &[(serde_json::Value, serde_json::Value)] {
+        let map = self.configuration.scalar_map.as_ref();
+        match direction {
+            Direction::Encode => map.and_then(|m| m.encode.as_deref()),
+            Direction::Decode => map.and_then(|m| m.decode.as_deref()),
+        }
+        .unwrap_or(&[])
+    }
+
+    /// `bytes` (native-endian elements of `from`) converted to `to` in `direction`.
+    fn convert(
+        &self,
+        bytes: &[u8],
+        (from, from_type): (Kind, &DataType),
+        (to, to_type): (Kind, &DataType),
+        direction: Direction,
+    ) -> Result<Vec<u8>, CodecError> {
+        let cfg = Settings {
+            entries: self.entries(direction),
+            types: (from_type, to_type),
+            rounding: self.configuration.rounding,
+            out_of_range: self.configuration.out_of_range,
+        };
+        dispatch(bytes, from, to, &cfg)
+    }
+}
+
+/// What one conversion needs besides the elements.
+struct Settings<'a> {
+    entries: &'a [(serde_json::Value, serde_json::Value)],
+    /// The source and destination data types (to parse the scalar map's values).
+    types: (&'a DataType, &'a DataType),
+    rounding: RoundingMode,
+    out_of_range: Option<OutOfRangeMode>,
+}
+
+/// `json` as a scalar of `data_type` (written as its fill values are), in type `T`.
+fn scalar<T: Pod>(json: &serde_json::Value, data_type: &DataType) -> Result<T, CodecError> {
+    let meta: FillValueMetadata = serde_json::from_value(json.clone())
+        .map_err(|e| codec_error(format!("scalar_map value {json}: {e}")))?;
+    let value = data_type.fill_value_v3(&meta).map_err(|e| {
+        codec_error(format!(
+            "scalar_map value {json} is not a {} value: {e}",
+            data_type.name(ZarrVersion::V3).unwrap_or_default()
+        ))
+    })?;
+    bytemuck::try_pod_read_unaligned(value.as_ne_bytes())
+        .map_err(|e| codec_error(format!("scalar_map value {json}: {e}")))
+}
+
+impl Settings<'_> {
+    /// The scalar map's entries as `(S, D)` pairs.
+    fn map<S: Pod, D: Pod>(&self) -> Result<Vec<MapEntry<S, D>>, CodecError> {
+        self.entries
+            .iter()
+            .map(|(src, tgt)| {
+                Ok(MapEntry {
+                    src: scalar::<S>(src, self.types.0)?,
+                    tgt: scalar::<D>(tgt, self.types.1)?,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Native-endian elements of `bytes` as `S`s (copied: `bytes` need not be aligned).
+fn elements<S: Pod>(bytes: &[u8]) -> Result<Vec<S>, CodecError> {
+    let size = std::mem::size_of::<S>();
+    if !bytes.len().is_multiple_of(size) {
+        return Err(codec_error(format!(
+            "{} bytes are no whole number of {size}-byte elements",
+            bytes.len()
+        )));
+    }
+    let mut out: Vec<S> = bytemuck::allocation::try_zeroed_vec(bytes.len() / size)
+        .map_err(|()| codec_error(format!("cannot allocate {} bytes", bytes.len())))?;
+    bytemuck::cast_slice_mut::<S, u8>(&mut out).copy_from_slice(bytes);
+    Ok(out)
+}
+
+/// The converted elements, `dst`, as native-endian bytes.
+fn to_bytes<D: Pod>(dst: &[D]) -> Vec<u8> {
+    bytemuck::cast_slice::<D, u8>(dst).to_vec()
+}
+
+fn cast_error(e: CastError) -> CodecError {
+    codec_error(e.to_string())
+}
+
+fn int_to_int<S, D>(bytes: &[u8], cfg: &Settings<'_>) -> Result<Vec<u8>, CodecError>
+where
+    S: zarr_cast_value::CastInt + zarr_cast_value::CastInto<D> + Pod,
+    D: zarr_cast_value::CastInt + Pod,
+{
+    let src = elements::<S>(bytes)?;
+    let mut dst = vec![D::zeroed(); src.len()];
+    let config = IntToIntConfig {
+        map_entries: cfg.map()?,
+        out_of_range: cfg.out_of_range,
+    };
+    zarr_cast_value::convert_slice_int_to_int(&src, &mut dst, &config).map_err(cast_error)?;
+    Ok(to_bytes(&dst))
+}
+
+fn float_to_int<S, D>(bytes: &[u8], cfg: &Settings<'_>) -> Result<Vec<u8>, CodecError>
+where
+    S: zarr_cast_value::CastFloat + zarr_cast_value::CastInto<D> + Pod,
+    D: zarr_cast_value::CastInt + Pod,
+{
+    let src = elements::<S>(bytes)?;
+    let mut dst = vec![D::zeroed(); src.len()];
+    let config = FloatToIntConfig {
+        map_entries: cfg.map()?,
+        rounding: cfg.rounding,
+        out_of_range: cfg.out_of_range,
+    };
+    zarr_cast_value::convert_slice_float_to_int(&src, &mut dst, &config).map_err(cast_error)?;
+    Ok(to_bytes(&dst))
+}
+
+fn int_to_float<S, D>(bytes: &[u8], cfg: &Settings<'_>) -> Result<Vec<u8>, CodecError>
+where
+    S: zarr_cast_value::CastInt + zarr_cast_value::CastInto<D> + Pod,
+    D: zarr_cast_value::CastFloat + Pod,
+{
+    let src = elements::<S>(bytes)?;
+    let mut dst = vec![D::zeroed(); src.len()];
+    let config = IntToFloatConfig {
+        map_entries: cfg.map()?,
+        rounding: cfg.rounding,
+        out_of_range: cfg.out_of_range,
+    };
+    zarr_cast_value::convert_slice_int_to_float(&src, &mut dst, &config).map_err(cast_error)?;
+    Ok(to_bytes(&dst))
+}
+
+fn float_to_float<S, D>(bytes: &[u8], cfg: &Settings<'_>) -> Result<Vec<u8>, CodecError>
+where
+    S: zarr_cast_value::CastFloat + zarr_cast_value::CastInto<D> + Pod,
+    D: zarr_cast_value::CastFloat + Pod,
+{
+    let src = elements::<S>(bytes)?;
+    let mut dst = vec![D::zeroed(); src.len()];
+    let config = FloatToFloatConfig {
+        map_entries: cfg.map()?,
+        rounding: cfg.rounding,
+        out_of_range: cfg.out_of_range,
+    };
+    zarr_cast_value::convert_slice_float_to_float(&src, &mut dst, &config).map_err(cast_error)?;
+    Ok(to_bytes(&dst))
+}
+
+/// Runs `$body` with `$t` the Rust integer type of `$kind`.
+macro_rules! with_int {
+    ($kind:expr, $t:ident, $body:expr) => {
+        match $kind {
+            Kind::I8 => {
+                type $t = i8;
+                $body
+            }
+            Kind::I16 => {
+                type $t = i16;
+                $body
+            }
+            Kind::I32 => {
+                type $t = i32;
+                $body
+            }
+            Kind::I64 => {
+                type $t = i64;
+                $body
+            }
+            Kind::U8 => {
+                type $t = u8;
+                $body
+            }
+            Kind::U16 => {
+                type $t = u16;
+                $body
+            }
+            Kind::U32 => {
+                type $t = u32;
+                $body
+            }
+            Kind::U64 => {
+                type $t = u64;
+                $body
+            }
+            _ => unreachable!("an integer kind"),
+        }
+    };
+}
+
+/// Runs `$body` with `$t` the Rust float type of `$kind`.
+macro_rules! with_float {
+    ($kind:expr, $t:ident, $body:expr) => {
+        match $kind {
+            Kind::F16 => {
+                type $t = f16;
+                $body
+            }
+            Kind::F32 => {
+                type $t = f32;
+                $body
+            }
+            Kind::F64 => {
+                type $t = f64;
+                $body
+            }
+            _ => unreachable!("a float kind"),
+        }
+    };
+}
+
+/// `bytes` of `from` converted to `to` by the crate's converter for the pair.
+fn dispatch(bytes: &[u8], from: Kind, to: Kind, cfg: &Settings<'_>) -> Result<Vec<u8>, CodecError> {
+    match (from.is_float(), to.is_float()) {
+        (false, false) => with_int!(from, S, with_int!(to, D, int_to_int::<S, D>(bytes, cfg))),
+        (true, false) => with_float!(from, S, with_int!(to, D, float_to_int::<S, D>(bytes, cfg))),
+        (false, true) => with_int!(
+            from,
+            S,
+            with_float!(to, D, int_to_float::<S, D>(bytes, cfg))
+        ),
+        (true, true) => {
+            with_float!(
+                from,
+                S,
+                with_float!(to, D, float_to_float::<S, D>(bytes, cfg))
+            )
+        }
+    }
+}
+
+impl CodecTraitsV3 for CastValueCodec {
+    fn create(metadata: &MetadataV3) -> Result<Codec, PluginCreateError> {
+        let written = metadata
+            .configuration()
+            .map(|c| (**c).clone())
+            .ok_or_else(|| invalid("a configuration with data_type is required".into()))?;
+        Ok(Codec::ArrayToArray(Arc::new(CastValueCodec::new(written)?)))
+    }
+}
+
+impl CodecTraits for CastValueCodec {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn configuration(
+        &self,
+        _version: ZarrVersion,
+        _options: &CodecMetadataOptions,
+    ) -> Option<Configuration> {
+        Some(Configuration::from(self.written.clone()))
+    }
+
+    fn partial_decoder_capability(&self) -> PartialDecoderCapability {
+        PartialDecoderCapability {
+            partial_read: false,
+            partial_decode: false,
+        }
+    }
+
+    fn partial_encoder_capability(&self) -> PartialEncoderCapability {
+        PartialEncoderCapability {
+            partial_encode: false,
+        }
+    }
+}
+
+impl ArrayCodecTraits for CastValueCodec {
+    fn recommended_concurrency(
+        &self,
+        _shape: &[NonZeroU64],
+        _data_type: &DataType,
+    ) -> Result<RecommendedConcurrency, CodecError> {
+        Ok(RecommendedConcurrency::new_maximum(1))
+    }
+}
+
+impl ArrayToArrayCodecTraits for CastValueCodec {
+    fn into_dyn(self: Arc<Self>) -> Arc<dyn ArrayToArrayCodecTraits> {
+        self as Arc<dyn ArrayToArrayCodecTraits>
+    }
+
+    /// `data_type`, once the array's type is one the codec converts and the scalar map's
+    /// values are values of both types.
+    fn encoded_data_type(&self, decoded_data_type: &DataType) -> Result<DataType, CodecError> {
+        Kind::of(decoded_data_type).map_err(codec_error)?;
+        for (direction, (from, to)) in [
+            (Direction::Encode, (decoded_data_type, &self.target)),
+            (Direction::Decode, (&self.target, decoded_data_type)),
+        ] {
+            for (src, tgt) in self.entries(direction) {
+                for (json, t) in [(src, from), (tgt, to)] {
+                    let meta: FillValueMetadata = serde_json::from_value(json.clone())
+                        .map_err(|e| codec_error(format!("scalar_map value {json}: {e}")))?;
+                    t.fill_value_v3(&meta).map_err(|e| {
+                        codec_error(format!(
+                            "scalar_map value {json} is not a {} value: {e}",
+                            t.name(ZarrVersion::V3).unwrap_or_default()
+                        ))
+                    })?;
+                }
+            }
+        }
+        Ok(self.target.clone())
+    }
+
+    fn encode<'a>(
+        &self,
+        bytes: ArrayBytes<'a>,
+        _shape: &[NonZeroU64],
+        data_type: &DataType,
+        _fill_value: &FillValue,
+        _options: &CodecOptions,
+    ) -> Result<ArrayBytes<'a>, CodecError> {
+        let from = Kind::of(data_type).map_err(codec_error)?;
+        let x = bytes.into_fixed()?;
+        Ok(self
+            .convert(
+                &x,
+                (from, data_type),
+                (self.target_kind, &self.target),
+                Direction::Encode,
+            )?
+            .into())
+    }
+
+    fn decode<'a>(
+        &self,
+        bytes: ArrayBytes<'a>,
+        _shape: &[NonZeroU64],
+        data_type: &DataType,
+        _fill_value: &FillValue,
+        _options: &CodecOptions,
+    ) -> Result<ArrayBytes<'a>, CodecError> {
+        let to = Kind::of(data_type).map_err(codec_error)?;
+        let x = bytes.into_fixed()?;
+        Ok(self
+            .convert(
+                &x,
+                (self.target_kind, &self.target),
+                (to, data_type),
+                Direction::Decode,
+            )?
+            .into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codec(json: serde_json::Value) -> Result<CastValueCodec, PluginCreateError> {
+        CastValueCodec::new(json.as_object().unwrap().clone())
+    }
+
+    fn t(name: &str) -> DataType {
+        DataType::from_metadata(&MetadataV3::new(name)).unwrap()
+    }
+
+    fn run(
+        c: &CastValueCodec,
+        bytes: Vec<u8>,
+        from: &str,
+        direction: Direction,
+    ) -> Result<Vec<u8>, CodecError> {
+        let array = t(from);
+        let shape = [NonZeroU64::new(1).unwrap()];
+        let fill = FillValue::new(vec![0; array.fixed_size().unwrap()]);
+        let opts = CodecOptions::default();
+        let out = match direction {
+            Direction::Encode => {
+                c.encode(ArrayBytes::new_flen(bytes), &shape, &array, &fill, &opts)
+            }
+            Direction::Decode => {
+                c.decode(ArrayBytes::new_flen(bytes), &shape, &array, &fill, &opts)
+            }
+        }?;
+        Ok(out.into_fixed()?.into_owned())
+    }
+
+    #[test]
+    fn floats_round_clamp_and_map_as_configured() {
+        let c = codec(serde_json::json!({
+            "data_type": "uint8", "rounding": "towards-zero", "out_of_range": "clamp",
+            "scalar_map": {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}
+        }))
+        .unwrap();
+        let x: Vec<u8> = [1.9f64, -3.0, 300.0, f64::NAN]
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect();
+        let enc = run(&c, x, "float64", Direction::Encode).unwrap();
+        assert_eq!(enc, [1, 0, 255, 0]);
+        let dec = run(&c, enc, "float64", Direction::Decode).unwrap();
+        let got: Vec<f64> = dec
+            .chunks(8)
+            .map(|b| f64::from_ne_bytes(b.try_into().unwrap()))
+            .collect();
+        // -3 clamps to 0, which the decode map sends to NaN as it does NaN's 0
+        assert_eq!((got[0], got[2]), (1.0, 255.0));
+        assert!(got[1].is_nan() && got[3].is_nan());
+        // without out_of_range, a value outside the target is an error
+        let strict = codec(serde_json::json!({"data_type": "int8"})).unwrap();
+        let e = run(
+            &strict,
+            200i16.to_ne_bytes().to_vec(),
+            "int16",
+            Direction::Encode,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("out of range"), "{e}");
+        let wrap = codec(serde_json::json!({"data_type": "int8", "out_of_range": "wrap"})).unwrap();
+        assert_eq!(
+            run(
+                &wrap,
+                200i16.to_ne_bytes().to_vec(),
+                "int16",
+                Direction::Encode
+            )
+            .unwrap(),
+            [(200u16 as u8)]
+        );
+        // nearest-even: 2.5 to 2, float16 targets
+        let half = codec(serde_json::json!({"data_type": "float16"})).unwrap();
+        let enc = run(
+            &half,
+            2.5f32.to_ne_bytes().to_vec(),
+            "float32",
+            Direction::Encode,
+        )
+        .unwrap();
+        assert_eq!(enc, f16::from_f32(2.5).to_ne_bytes());
+    }
+
+    #[test]
+    fn configurations_outside_the_spec_are_refused() {
+        for bad in [
+            serde_json::json!({}),
+            serde_json::json!({"data_type": "bool"}),
+            serde_json::json!({"data_type": "float8_e4m3"}),
+            serde_json::json!({"data_type": "float32", "out_of_range": "wrap"}),
+            serde_json::json!({"data_type": "int8", "rounding": "up"}),
+            serde_json::json!({"data_type": "int8", "scale": 2}),
+        ] {
+            assert!(codec(bad.clone()).is_err(), "{bad}");
+        }
+        let c = codec(serde_json::json!({"data_type": "uint8",
+                                         "scalar_map": {"encode": [["NaN", 300]]}}))
+        .unwrap();
+        assert!(c.encoded_data_type(&t("float32")).is_err());
+        assert!(c.encoded_data_type(&t("complex64")).is_err());
+        let ok = codec(serde_json::json!({"data_type": "uint8"})).unwrap();
+        assert_eq!(ok.encoded_data_type(&t("float64")).unwrap(), t("uint8"));
+        assert!(run(&ok, vec![1, 2, 3], "float32", Direction::Encode).is_err());
+    }
+}
