@@ -1500,6 +1500,13 @@ def gen_numcodecs_v3() -> None:
         zp_array(f"scale_offset_{name}", data, fill=fill, chunks=(4, 3),
                  writes=[(slice(0, 8), slice(0, 6))] if "missing_chunks" in feats else (FULL,), must_read=("zarr",),
                  features=["scale_offset", *feats], **kwargs)
+    # values that round both ways (float32 random data with NaN and infinities): what zarr-python reads back
+    path = FIXTURES / "zarr-python" / "scale_offset_float32_rounding"
+    a = zarr.create_array(store=str(path), shape=(11, 9), dtype="float32", chunks=(4, 3), fill_value=0.0,
+                          filters=[ScaleOffset(offset=0.1, scale=3)])
+    a[...] = gen_data("zp-so-f32", "float32", (11, 9))
+    register_array(path, np.asarray(a[...]), ZP, features=["scale_offset", "rounding"], chunk_for_selections=(4, 3),
+                   must_read=("zarr",))
     # zarr-extensions' cast_value (zarr.codecs.CastValue, through the pinned cast-value-rs package), which
     # zarrs 0.23 lacks; the values read are what zarr-python reads back (the casts round and clamp)
     from zarr.codecs import CastValue

@@ -816,11 +816,32 @@ async fn array_to_array_configurations_that_do_not_fit_the_data_type_are_refused
             json!({"name": "cast_value", "configuration": {"data_type": "uint8"}}),
             "bool",
         ),
+        // a bit pattern that is no ASCII hex (zarrs' fill value parser panicked on it)
+        (
+            "hex",
+            "float32",
+            json!({"name": "scale_offset", "configuration": {"offset": "0x0é0"}}),
+            "0x0é0",
+        ),
+        (
+            "cast_value_hex",
+            "float32",
+            json!({"name": "cast_value", "configuration": {"data_type": "uint8",
+                   "scalar_map": {"encode": [["0x0é0", 0]]}}}),
+            "0x0é0",
+        ),
+        // a fill value the codec cannot encode ((7 - 100) * 1000 is no int16)
+        (
+            "fill",
+            "int16",
+            json!({"name": "scale_offset", "configuration": {"offset": 100, "scale": 1000}}),
+            "outside",
+        ),
     ] {
         let doc = json!({
             "zarr_format": 3, "node_type": "array", "shape": [4], "data_type": t,
             "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
-            "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+            "chunk_key_encoding": {"name": "default"}, "fill_value": if name == "fill" { 7 } else { 0 },
             "codecs": [codec, {"name": "bytes", "configuration": {"endian": "little"}}],
         });
         std::fs::create_dir_all(dir.path().join(name)).unwrap();
@@ -838,4 +859,163 @@ async fn array_to_array_configurations_that_do_not_fit_the_data_type_are_refused
             "{name}: {text}"
         );
     }
+}
+
+/// zarr-python writes the same data into a copy of each array's `zarr.json` (no chunks);
+/// its stored chunks must be the bytes zarrflow stored: lines `ZARRFLOW_DIR\tCOPY_DIR\tDATA.npy`.
+const SAME_BYTES_CHECK: &str = r#"
+import os, sys, numpy as np, zarr
+bad = 0
+for line in open(sys.argv[1]):
+    ours, theirs, data = line.rstrip("\n").split("\t")
+    a = zarr.open_array(theirs, mode="r+")
+    a[...] = np.load(data)
+    n = 0
+    for root, _, files in os.walk(os.path.join(ours, "c")):
+        for f in files:
+            p = os.path.join(root, f)
+            q = os.path.join(theirs, os.path.relpath(p, ours))
+            n += 1
+            if open(p, "rb").read() != open(q, "rb").read():
+                bad += 1
+                print("differ", p)
+    if n != 6:
+        bad += 1
+        print("chunks", n, ours)
+    print("same", ours)
+sys.exit(1 if bad else 0)
+"#;
+
+/// Values whose encoding rounds, clamps or maps (scale_offset, cast_value, quantize, astype
+/// on random floats with NaN and infinities where the codec takes them): zarrflow stores
+/// exactly the chunk bytes zarr-python 3.4.2 stores for the same values and metadata
+/// (uncompressed, so the bytes are the codecs' outputs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lossy_codecs_store_the_bytes_zarr_python_stores() {
+    let python = venv::python(".venv");
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().to_str().unwrap(), StoreOptions::default()).unwrap();
+    // a deterministic spread of magnitudes, signs, ties and specials
+    let floats = |n: usize, specials: bool| -> Vec<f64> {
+        (0..n)
+            .map(|i| {
+                let x = ((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11) as f64
+                    / (1u64 << 53) as f64;
+                match i % 13 {
+                    3 if specials => f64::NAN,
+                    5 if specials => f64::INFINITY,
+                    7 if specials => f64::NEG_INFINITY,
+                    9 => (i as f64) + 0.5,
+                    11 => -(i as f64) - 0.5,
+                    _ => (x - 0.5) * 10f64.powi((i % 7) as i32),
+                }
+            })
+            .collect()
+    };
+    let cases: Vec<(&str, &str, serde_json::Value, bool)> = vec![
+        (
+            "so_f32",
+            "float32",
+            json!({"name": "scale_offset",
+            "configuration": {"offset": 0.1, "scale": 3}}),
+            true,
+        ),
+        (
+            "so_f64",
+            "float64",
+            json!({"name": "scale_offset",
+            "configuration": {"offset": -7.25, "scale": 0.3}}),
+            true,
+        ),
+        (
+            "cv_u8",
+            "float64",
+            json!({"name": "cast_value", "configuration": {
+            "data_type": "uint8", "rounding": "towards-positive", "out_of_range": "clamp",
+            "scalar_map": {"encode": [["NaN", 0], ["Infinity", 255], ["-Infinity", 0]]}}}),
+            true,
+        ),
+        (
+            "cv_i16",
+            "float32",
+            json!({"name": "cast_value", "configuration": {
+            "data_type": "int16", "rounding": "nearest-away", "out_of_range": "clamp",
+            "scalar_map": {"encode": [["NaN", -1], ["Infinity", 32767], ["-Infinity", -32768]]}}}),
+            true,
+        ),
+        (
+            "cv_f16",
+            "float64",
+            json!({"name": "cast_value", "configuration": {
+            "data_type": "float16", "rounding": "towards-zero", "out_of_range": "clamp"}}),
+            true,
+        ),
+        (
+            "quantize",
+            "float64",
+            json!({"name": "numcodecs.quantize",
+            "configuration": {"digits": 2, "dtype": "<f8"}}),
+            true,
+        ),
+        (
+            "astype_f4",
+            "float64",
+            json!({"name": "numcodecs.astype",
+            "configuration": {"encode_dtype": "<f4", "decode_dtype": "<f8"}}),
+            true,
+        ),
+    ];
+    let mut list = String::new();
+    for (name, t, filter, specials) in cases {
+        let doc = json!({
+            "zarr_format": 3, "node_type": "array", "shape": [40, 30], "data_type": t,
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [16, 16]}},
+            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+            "fill_value": 0.0,
+            "codecs": [filter, {"name": "bytes", "configuration": {"endian": "little"}}],
+        });
+        for d in [name.to_string(), format!("{name}_zarr")] {
+            std::fs::create_dir_all(dir.path().join(&d)).unwrap();
+            std::fs::write(
+                dir.path().join(&d).join("zarr.json"),
+                serde_json::to_vec(&doc).unwrap(),
+            )
+            .unwrap();
+        }
+        let values = floats(1200, specials);
+        let (data_type, bytes): (DataType, Vec<u8>) = if t == "float32" {
+            let v: Vec<u8> = values
+                .iter()
+                .flat_map(|&x| (x as f32).to_ne_bytes())
+                .collect();
+            (DataType::Float32, v)
+        } else {
+            let v: Vec<u8> = values.iter().flat_map(|&x| x.to_ne_bytes()).collect();
+            (DataType::Float64, v)
+        };
+        let a = Array::open_in(&store, &key(name), ArrayOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        a.view()
+            .write_bytes(&bytes, &[40, 30])
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let npy = dir.path().join(format!("{name}.npy"));
+        write_npy(&npy, data_type, &[40, 30], &bytes);
+        list.push_str(&format!(
+            "{}\t{}\t{}\n",
+            dir.path().join(name).display(),
+            dir.path().join(format!("{name}_zarr")).display(),
+            npy.display()
+        ));
+    }
+    let list_path = dir.path().join("same.tsv");
+    std::fs::write(&list_path, &list).unwrap();
+    let stdout = venv::run_checker(
+        &python,
+        &["-c", SAME_BYTES_CHECK],
+        &list_path,
+        "zarr-python",
+    );
+    assert_eq!(stdout.matches("same ").count(), 7, "{stdout}");
 }

@@ -9,8 +9,8 @@
 //! integer targets only) and `scalar_map` (`encode` / `decode` lists of `[from, to]`
 //! pairs, e.g. NaN to 0). The per-element conversion is the `zarr-cast-value` crate's: the
 //! same code zarr-python calls through its `cast-value-rs` package, so values match it
-//! exactly. This module parses the configuration (scalars as the data types' fill values
-//! are written) and dispatches on the pair of types: integers `int8`–`uint64` and
+//! exactly. This module parses the configuration (scalar maps as zarr-python reads and
+//! merges them, see `codec::scalar`) and dispatches on the pair of types: integers `int8`–`uint64` and
 //! `float16`, `float32`, `float64` (the narrower types zarr-python also names are refused
 //! by name).
 
@@ -30,9 +30,11 @@ use zarrs::array::codec::api::{
     PartialEncoderCapability, RecommendedConcurrency,
 };
 use zarrs::array::{DataType, FillValue};
+use zarrs::metadata::Configuration;
 use zarrs::metadata::v3::MetadataV3;
-use zarrs::metadata::{Configuration, FillValueMetadata};
 use zarrs::plugin::{PluginCreateError, ZarrVersion};
+
+use super::scalar::{PyScalar, json_float, json_int, py_equal, same_python_key};
 
 /// The `cast_value` codec's configuration, as zarr-python writes it.
 #[derive(Debug, Clone, Deserialize)]
@@ -106,6 +108,21 @@ impl Kind {
 
     fn is_float(self) -> bool {
         matches!(self, Kind::F16 | Kind::F32 | Kind::F64)
+    }
+
+    /// Whether a configuration scalar is a value of this type (integers in range).
+    fn holds(self, v: PyScalar) -> bool {
+        match self {
+            Kind::I8 => i8::from_py(v).is_some(),
+            Kind::I16 => i16::from_py(v).is_some(),
+            Kind::I32 => i32::from_py(v).is_some(),
+            Kind::I64 => i64::from_py(v).is_some(),
+            Kind::U8 => u8::from_py(v).is_some(),
+            Kind::U16 => u16::from_py(v).is_some(),
+            Kind::U32 => u32::from_py(v).is_some(),
+            Kind::U64 => u64::from_py(v).is_some(),
+            Kind::F16 | Kind::F32 | Kind::F64 => true,
+        }
     }
 }
 
@@ -182,13 +199,12 @@ impl CastValueCodec {
     fn convert(
         &self,
         bytes: &[u8],
-        (from, from_type): (Kind, &DataType),
-        (to, to_type): (Kind, &DataType),
+        from: Kind,
+        to: Kind,
         direction: Direction,
     ) -> Result<Vec<u8>, CodecError> {
         let cfg = Settings {
             entries: self.entries(direction),
-            types: (from_type, to_type),
             rounding: self.configuration.rounding,
             out_of_range: self.configuration.out_of_range,
         };
@@ -199,35 +215,98 @@ impl CastValueCodec {
 /// What one conversion needs besides the elements.
 struct Settings<'a> {
     entries: &'a [(serde_json::Value, serde_json::Value)],
-    /// The source and destination data types (to parse the scalar map's values).
-    types: (&'a DataType, &'a DataType),
     rounding: RoundingMode,
     out_of_range: Option<OutOfRangeMode>,
 }
 
-/// `json` as a scalar of `data_type` (written as its fill values are), in type `T`.
-fn scalar<T: Pod>(json: &serde_json::Value, data_type: &DataType) -> Result<T, CodecError> {
-    let meta: FillValueMetadata = serde_json::from_value(json.clone())
-        .map_err(|e| codec_error(format!("scalar_map value {json}: {e}")))?;
-    let value = data_type.fill_value_v3(&meta).map_err(|e| {
-        codec_error(format!(
-            "scalar_map value {json} is not a {} value: {e}",
-            data_type.name(ZarrVersion::V3).unwrap_or_default()
-        ))
-    })?;
-    bytemuck::try_pod_read_unaligned(value.as_ne_bytes())
-        .map_err(|e| codec_error(format!("scalar_map value {json}: {e}")))
+/// An element type a configuration scalar converts to (as NumPy casts a Python scalar).
+trait FromPy: Pod {
+    /// Whether Python reads its scalars with `float()` (else `int()`).
+    const IS_FLOAT: bool;
+    /// The value, or `None` when an integer is outside the type.
+    fn from_py(v: PyScalar) -> Option<Self>;
+}
+
+macro_rules! from_py_int {
+    ($($t:ty),*) => {$(
+        impl FromPy for $t {
+            const IS_FLOAT: bool = false;
+            fn from_py(v: PyScalar) -> Option<Self> {
+                match v {
+                    PyScalar::Int(i) => <$t>::try_from(i).ok(),
+                    PyScalar::Float(_) => None,
+                }
+            }
+        }
+    )*};
+}
+from_py_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+macro_rules! from_py_float {
+    ($($t:ty => $conv:expr),*) => {$(
+        impl FromPy for $t {
+            const IS_FLOAT: bool = true;
+            fn from_py(v: PyScalar) -> Option<Self> {
+                let f = match v {
+                    PyScalar::Float(f) => f,
+                    PyScalar::Int(i) => i as f64,
+                };
+                Some($conv(f))
+            }
+        }
+    )*};
+}
+from_py_float!(f16 => f16::from_f64, f32 => |f: f64| f as f32, f64 => |f: f64| f);
+
+/// One side of a scalar map entry read as Python reads it for a float or an integer type.
+fn py_scalar(json: &serde_json::Value, float: bool) -> Result<PyScalar, CodecError> {
+    let v = if float {
+        json_float(json).map(PyScalar::Float)
+    } else {
+        json_int(json).map(PyScalar::Int)
+    };
+    v.map_err(|e| codec_error(format!("scalar_map value {e}")))
+}
+
+/// The entries as zarr-python hands them to its converter: merged as `dict(entries)`
+/// merges JSON keys, read with `int()` / `float()`, then merged again as a `dict` of those
+/// numbers (each key keeps its first position and takes its last value; NaN keys never
+/// merge).
+fn python_entries(
+    entries: &[(serde_json::Value, serde_json::Value)],
+    src_float: bool,
+    dst_float: bool,
+) -> Result<Vec<(PyScalar, PyScalar)>, CodecError> {
+    let mut json: Vec<(&serde_json::Value, &serde_json::Value)> = Vec::new();
+    for (k, v) in entries {
+        match json.iter_mut().find(|(seen, _)| same_python_key(seen, k)) {
+            Some(entry) => entry.1 = v,
+            None => json.push((k, v)),
+        }
+    }
+    let mut out: Vec<(PyScalar, PyScalar)> = Vec::new();
+    for (k, v) in json {
+        let (k, v) = (py_scalar(k, src_float)?, py_scalar(v, dst_float)?);
+        match out.iter_mut().find(|(seen, _)| py_equal(*seen, k)) {
+            Some(entry) => entry.1 = v,
+            None => out.push((k, v)),
+        }
+    }
+    Ok(out)
 }
 
 impl Settings<'_> {
     /// The scalar map's entries as `(S, D)` pairs.
-    fn map<S: Pod, D: Pod>(&self) -> Result<Vec<MapEntry<S, D>>, CodecError> {
-        self.entries
-            .iter()
-            .map(|(src, tgt)| {
+    fn map<S: FromPy, D: FromPy>(&self) -> Result<Vec<MapEntry<S, D>>, CodecError> {
+        python_entries(self.entries, S::IS_FLOAT, D::IS_FLOAT)?
+            .into_iter()
+            .map(|(k, v)| {
+                let outside = |x: PyScalar| {
+                    codec_error(format!("scalar_map value {x:?} is outside its data type"))
+                };
                 Ok(MapEntry {
-                    src: scalar::<S>(src, self.types.0)?,
-                    tgt: scalar::<D>(tgt, self.types.1)?,
+                    src: S::from_py(k).ok_or_else(|| outside(k))?,
+                    tgt: D::from_py(v).ok_or_else(|| outside(v))?,
                 })
             })
             .collect()
@@ -249,9 +328,24 @@ fn elements<S: Pod>(bytes: &[u8]) -> Result<Vec<S>, CodecError> {
     Ok(out)
 }
 
-/// The converted elements, `dst`, as native-endian bytes.
-fn to_bytes<D: Pod>(dst: &[D]) -> Vec<u8> {
-    bytemuck::cast_slice::<D, u8>(dst).to_vec()
+/// `n` zero elements, allocated fallibly.
+fn zeros<D: Pod>(n: usize) -> Result<Vec<D>, CodecError> {
+    bytemuck::allocation::try_zeroed_vec(n).map_err(|()| {
+        codec_error(format!(
+            "cannot allocate {n} elements of {} bytes",
+            std::mem::size_of::<D>()
+        ))
+    })
+}
+
+/// The converted elements, `dst`, as native-endian bytes (copied fallibly).
+fn to_bytes<D: Pod>(dst: &[D]) -> Result<Vec<u8>, CodecError> {
+    let bytes = bytemuck::cast_slice::<D, u8>(dst);
+    let mut out = Vec::new();
+    out.try_reserve_exact(bytes.len())
+        .map_err(|_| codec_error(format!("cannot allocate {} bytes", bytes.len())))?;
+    out.extend_from_slice(bytes);
+    Ok(out)
 }
 
 fn cast_error(e: CastError) -> CodecError {
@@ -260,65 +354,65 @@ fn cast_error(e: CastError) -> CodecError {
 
 fn int_to_int<S, D>(bytes: &[u8], cfg: &Settings<'_>) -> Result<Vec<u8>, CodecError>
 where
-    S: zarr_cast_value::CastInt + zarr_cast_value::CastInto<D> + Pod,
-    D: zarr_cast_value::CastInt + Pod,
+    S: zarr_cast_value::CastInt + zarr_cast_value::CastInto<D> + FromPy,
+    D: zarr_cast_value::CastInt + FromPy,
 {
     let src = elements::<S>(bytes)?;
-    let mut dst = vec![D::zeroed(); src.len()];
+    let mut dst = zeros::<D>(src.len())?;
     let config = IntToIntConfig {
         map_entries: cfg.map()?,
         out_of_range: cfg.out_of_range,
     };
     zarr_cast_value::convert_slice_int_to_int(&src, &mut dst, &config).map_err(cast_error)?;
-    Ok(to_bytes(&dst))
+    to_bytes(&dst)
 }
 
 fn float_to_int<S, D>(bytes: &[u8], cfg: &Settings<'_>) -> Result<Vec<u8>, CodecError>
 where
-    S: zarr_cast_value::CastFloat + zarr_cast_value::CastInto<D> + Pod,
-    D: zarr_cast_value::CastInt + Pod,
+    S: zarr_cast_value::CastFloat + zarr_cast_value::CastInto<D> + FromPy,
+    D: zarr_cast_value::CastInt + FromPy,
 {
     let src = elements::<S>(bytes)?;
-    let mut dst = vec![D::zeroed(); src.len()];
+    let mut dst = zeros::<D>(src.len())?;
     let config = FloatToIntConfig {
         map_entries: cfg.map()?,
         rounding: cfg.rounding,
         out_of_range: cfg.out_of_range,
     };
     zarr_cast_value::convert_slice_float_to_int(&src, &mut dst, &config).map_err(cast_error)?;
-    Ok(to_bytes(&dst))
+    to_bytes(&dst)
 }
 
 fn int_to_float<S, D>(bytes: &[u8], cfg: &Settings<'_>) -> Result<Vec<u8>, CodecError>
 where
-    S: zarr_cast_value::CastInt + zarr_cast_value::CastInto<D> + Pod,
-    D: zarr_cast_value::CastFloat + Pod,
+    S: zarr_cast_value::CastInt + zarr_cast_value::CastInto<D> + FromPy,
+    D: zarr_cast_value::CastFloat + FromPy,
 {
     let src = elements::<S>(bytes)?;
-    let mut dst = vec![D::zeroed(); src.len()];
+    let mut dst = zeros::<D>(src.len())?;
     let config = IntToFloatConfig {
         map_entries: cfg.map()?,
         rounding: cfg.rounding,
         out_of_range: cfg.out_of_range,
     };
     zarr_cast_value::convert_slice_int_to_float(&src, &mut dst, &config).map_err(cast_error)?;
-    Ok(to_bytes(&dst))
+    to_bytes(&dst)
 }
 
 fn float_to_float<S, D>(bytes: &[u8], cfg: &Settings<'_>) -> Result<Vec<u8>, CodecError>
 where
-    S: zarr_cast_value::CastFloat + zarr_cast_value::CastInto<D> + Pod,
-    D: zarr_cast_value::CastFloat + Pod,
+    S: zarr_cast_value::CastFloat + zarr_cast_value::CastInto<D> + FromPy,
+    D: zarr_cast_value::CastFloat + FromPy,
 {
     let src = elements::<S>(bytes)?;
-    let mut dst = vec![D::zeroed(); src.len()];
+    let mut dst = zeros::<D>(src.len())?;
     let config = FloatToFloatConfig {
         map_entries: cfg.map()?,
         rounding: cfg.rounding,
         out_of_range: cfg.out_of_range,
     };
     zarr_cast_value::convert_slice_float_to_float(&src, &mut dst, &config).map_err(cast_error)?;
-    Ok(to_bytes(&dst))
+    to_bytes(&dst)
 }
 
 /// Runs `$body` with `$t` the Rust integer type of `$kind`.
@@ -458,21 +552,18 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
     /// `data_type`, once the array's type is one the codec converts and the scalar map's
     /// values are values of both types.
     fn encoded_data_type(&self, decoded_data_type: &DataType) -> Result<DataType, CodecError> {
-        Kind::of(decoded_data_type).map_err(codec_error)?;
+        let array = Kind::of(decoded_data_type).map_err(codec_error)?;
         for (direction, (from, to)) in [
-            (Direction::Encode, (decoded_data_type, &self.target)),
-            (Direction::Decode, (&self.target, decoded_data_type)),
+            (Direction::Encode, (array, self.target_kind)),
+            (Direction::Decode, (self.target_kind, array)),
         ] {
-            for (src, tgt) in self.entries(direction) {
-                for (json, t) in [(src, from), (tgt, to)] {
-                    let meta: FillValueMetadata = serde_json::from_value(json.clone())
-                        .map_err(|e| codec_error(format!("scalar_map value {json}: {e}")))?;
-                    t.fill_value_v3(&meta).map_err(|e| {
-                        codec_error(format!(
-                            "scalar_map value {json} is not a {} value: {e}",
-                            t.name(ZarrVersion::V3).unwrap_or_default()
-                        ))
-                    })?;
+            for (k, v) in python_entries(self.entries(direction), from.is_float(), to.is_float())? {
+                for (x, kind) in [(k, from), (v, to)] {
+                    if !kind.holds(x) {
+                        return Err(codec_error(format!(
+                            "scalar_map value {x:?} is outside {kind:?}"
+                        )));
+                    }
                 }
             }
         }
@@ -490,12 +581,7 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         let from = Kind::of(data_type).map_err(codec_error)?;
         let x = bytes.into_fixed()?;
         Ok(self
-            .convert(
-                &x,
-                (from, data_type),
-                (self.target_kind, &self.target),
-                Direction::Encode,
-            )?
+            .convert(&x, from, self.target_kind, Direction::Encode)?
             .into())
     }
 
@@ -510,12 +596,7 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         let to = Kind::of(data_type).map_err(codec_error)?;
         let x = bytes.into_fixed()?;
         Ok(self
-            .convert(
-                &x,
-                (self.target_kind, &self.target),
-                (to, data_type),
-                Direction::Decode,
-            )?
+            .convert(&x, self.target_kind, to, Direction::Decode)?
             .into())
     }
 }
@@ -605,6 +686,28 @@ mod tests {
         )
         .unwrap();
         assert_eq!(enc, f16::from_f32(2.5).to_ne_bytes());
+    }
+
+    /// zarr-python builds `dict`s of the scalar map: a repeated key takes its last value,
+    /// and keys Python finds equal (`1` and `1.0`, `0` and `-0.0`) are one key.
+    #[test]
+    fn scalar_maps_merge_as_python_dicts() {
+        let c = codec(serde_json::json!({"data_type": "int8",
+            "scalar_map": {"decode": [[1, 100], [1.0, 200]]}}))
+        .unwrap();
+        assert_eq!(
+            run(&c, vec![1], "int16", Direction::Decode).unwrap(),
+            200i16.to_ne_bytes()
+        );
+        let c = codec(serde_json::json!({"data_type": "int8",
+            "scalar_map": {"encode": [[0, 1], [-0.0, 2], ["NaN", 3], ["nan", 4]]}}))
+        .unwrap();
+        let x: Vec<u8> = [0.0f32, -0.0, f32::NAN]
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect();
+        // NaN keys never merge: the first matches
+        assert_eq!(run(&c, x, "float32", Direction::Encode).unwrap(), [2, 2, 3]);
     }
 
     #[test]

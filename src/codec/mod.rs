@@ -27,6 +27,7 @@ pub mod lzma;
 mod numeric;
 pub mod packbits;
 pub mod quantize;
+mod scalar;
 pub mod scale_offset;
 pub mod sharding;
 pub(crate) mod slab;
@@ -458,6 +459,12 @@ impl CodecPipeline {
         let invalid = |e: zarrs::array::CodecError| CodecError::InvalidConfiguration {
             field: "codecs".into(),
             reason: e.to_string(),
+        };
+        // a variable-length chain works on its real data type, not the handles
+        let data_type = self.vlen.as_ref().map_or(data_type, |v| &v.data_type);
+        let fill_value = match (&self.vlen, fill_value) {
+            (Some(v), Some(_)) => Some(&v.fill_value),
+            (_, f) => f,
         };
         let (mut dt, mut fv) = (data_type.clone(), fill_value.cloned());
         for c in self.chain.array_to_array_codecs() {
@@ -1003,8 +1010,10 @@ impl CodecPipeline {
         data_type: &DataType,
         fill_value: &FillValue,
     ) -> Result<Self, CodecError> {
+        // the fill value through the array→array codecs (zarr-python refuses an array
+        // whose fill value a codec cannot encode): checked when the array is opened
+        let (frame_type, frame_fill) = self.frame_type(data_type, Some(fill_value))?;
         if let Some(sh) = self.sharding.take() {
-            let (frame_type, frame_fill) = self.frame_type(data_type, Some(fill_value))?;
             let frame_fill = frame_fill.expect("a fill value was given");
             self.sharding = Some(Box::new(
                 sh.with_data_type_bounds(&frame_type, &frame_fill)?,

@@ -8,7 +8,9 @@
 //! values are (numbers; for floats also `"NaN"`, `"Infinity"`, `"-Infinity"` and `0x` bit
 //! patterns), 0 and 1 when absent.
 //! - Integers: exact arithmetic; a result outside the type's range, and (decoding) a value
-//!   `scale` does not divide exactly, are errors, never wrapped or truncated values.
+//!   `scale` does not divide exactly, are errors, never wrapped or truncated values. (As
+//!   the spec says; zarr-python 3.4.2's `int64` arithmetic wraps instead in a few cases,
+//!   e.g. decoding `i64::MIN` with scale -1, where zarrflow reports the overflow.)
 //! - Floats (`float16`, `float32`, `float64`): each operation rounded in the type's
 //!   precision, as NumPy computes it (so a value may not decode to exactly what was
 //!   encoded; overflow gives infinities, as in NumPy).
@@ -26,11 +28,12 @@ use zarrs::array::codec::api::{
     PartialEncoderCapability, RecommendedConcurrency,
 };
 use zarrs::array::{DataType, FillValue};
+use zarrs::metadata::Configuration;
 use zarrs::metadata::v3::MetadataV3;
-use zarrs::metadata::{Configuration, FillValueMetadata};
 use zarrs::plugin::{PluginCreateError, ZarrVersion};
 
 use super::numeric::{Elem, f32_at, f64_at, set_f32, set_f64, zeroed};
+use super::scalar::{json_float, json_int};
 
 /// The `scale_offset` codec: `(x - offset) * scale` stored, `x / scale + offset` decoded.
 #[derive(Debug, Clone)]
@@ -152,15 +155,31 @@ impl ScaleOffsetCodec {
                 .get(field)
                 .cloned()
                 .unwrap_or(serde_json::Value::from(default));
-            let meta: FillValueMetadata = serde_json::from_value(json.clone())
-                .map_err(|e| CodecError::Other(format!("scale_offset {field} {json}: {e}")))?;
-            let value = data_type.fill_value_v3(&meta).map_err(|e| {
+            let bad = |e: String| {
                 CodecError::Other(format!(
-                    "scale_offset {field} {json} is not a {} value: {e}",
+                    "scale_offset {field}: {e} of {}",
                     type_name(data_type)
                 ))
-            })?;
-            Ok(value.as_ne_bytes().to_vec())
+            };
+            Ok(match num {
+                Num::Int(e) => {
+                    let v = json_int(&json).map_err(bad)?;
+                    let (lo, hi) = int_range(e);
+                    if !(lo..=hi).contains(&v) {
+                        return Err(bad(format!("{v} is outside the range")));
+                    }
+                    let mut out = vec![0; e.size()];
+                    e.store_int(&mut out, 0, v as u64);
+                    out
+                }
+                Num::F16 => f16::from_f64(json_float(&json).map_err(bad)?)
+                    .to_ne_bytes()
+                    .to_vec(),
+                Num::F32 => (json_float(&json).map_err(bad)? as f32)
+                    .to_ne_bytes()
+                    .to_vec(),
+                Num::F64 => json_float(&json).map_err(bad)?.to_ne_bytes().to_vec(),
+            })
         };
         let (offset, scale) = (scalar("offset", 0)?, scalar("scale", 1)?);
         let zero = match num {
@@ -412,6 +431,16 @@ mod tests {
             c.apply(&enc, &t("float32"), Direction::Decode).unwrap(),
             ne(&back, f32::to_ne_bytes)
         );
+        // numeric strings, as zarr-python writes them to keep a value's exact text
+        let c = codec(serde_json::json!({"offset": "0.5", "scale": "2"}));
+        let enc = c
+            .apply(
+                &ne(&[1.0f64], f64::to_ne_bytes),
+                &t("float64"),
+                Direction::Encode,
+            )
+            .unwrap();
+        assert_eq!(f64_at(&enc, 0), 1.0);
         let c = codec(serde_json::json!({"offset": "NaN"}));
         let enc = c
             .apply(

@@ -885,6 +885,10 @@ mod tests {
                 "{dtype}"
             );
         }
+        // a filter of another data type than the array's is refused when opened
+        let e =
+            err(serde_json::json!({"dtype": "<i8", "filters": [{"id": "delta", "dtype": "<i2"}]}));
+        assert!(e.to_string().contains("delta"), "{e}");
         for filters in [
             serde_json::json!([{"id": "delta", "dtype": "<i4"}]),
             serde_json::json!([{"id": "astype", "encode_dtype": "<i2", "decode_dtype": "<i4"}]),
