@@ -4,7 +4,7 @@
 //! plugins.
 //!
 //! numcodecs (`numcodecs/astype.py`) stores `arr.astype(encode_dtype)` and decodes with
-//! `enc.astype(decode_dtype)`; this codec applies NumPy's casts ([`super::numeric::cast`]):
+//! `enc.astype(decode_dtype)`; this codec applies NumPy's casts (`codec::numeric::cast`):
 //! integers wrap, floats round to nearest, floats become integers by truncation. A float
 //! that has no value of an integer type (NaN, infinities, out of range) is an error where
 //! NumPy's result would depend on the machine.
@@ -18,12 +18,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use zarrs::array::codec::api::{
-    ArrayBytes, ArrayCodecTraits, ArrayToArrayCodecTraits, Codec, CodecError, CodecMetadataOptions,
-    CodecOptions, CodecPluginV2, CodecPluginV3, CodecTraits, CodecTraitsV2, CodecTraitsV3,
-    PartialDecoderCapability, PartialEncoderCapability, RecommendedConcurrency,
+    ArrayBytes, ArrayToArrayCodecTraits, Codec, CodecError, CodecOptions, CodecTraitsV2,
+    CodecTraitsV3,
 };
 use zarrs::array::{DataType, FillValue};
-use zarrs::metadata::Configuration;
 use zarrs::metadata::v2::MetadataV2;
 use zarrs::metadata::v3::MetadataV3;
 use zarrs::plugin::{PluginCreateError, ZarrVersion};
@@ -50,18 +48,7 @@ pub struct AsTypeCodec {
     data_types: (DataType, DataType),
 }
 
-zarrs::plugin::impl_extension_aliases!(AsTypeCodec,
-    v3: "numcodecs.astype", [],
-    v2: "astype", []
-);
-
-inventory::submit! {
-    CodecPluginV3::new::<AsTypeCodec>()
-}
-
-inventory::submit! {
-    CodecPluginV2::new::<AsTypeCodec>()
-}
+register_codec!(AsTypeCodec, v3: "numcodecs.astype", v2: "astype");
 
 impl AsTypeCodec {
     /// The codec of `configuration`, or why it is not supported.
@@ -118,45 +105,11 @@ impl CodecTraitsV2 for AsTypeCodec {
     }
 }
 
-impl CodecTraits for AsTypeCodec {
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
+whole_chunk_codec!(AsTypeCodec, |c| super::plugin::configuration_of(
+    &c.configuration
+));
 
-    fn configuration(
-        &self,
-        _version: ZarrVersion,
-        _options: &CodecMetadataOptions,
-    ) -> Option<Configuration> {
-        match serde_json::to_value(&self.configuration).ok()? {
-            serde_json::Value::Object(map) => Some(Configuration::from(map)),
-            _ => None,
-        }
-    }
-
-    fn partial_decoder_capability(&self) -> PartialDecoderCapability {
-        PartialDecoderCapability {
-            partial_read: false,
-            partial_decode: false,
-        }
-    }
-
-    fn partial_encoder_capability(&self) -> PartialEncoderCapability {
-        PartialEncoderCapability {
-            partial_encode: false,
-        }
-    }
-}
-
-impl ArrayCodecTraits for AsTypeCodec {
-    fn recommended_concurrency(
-        &self,
-        _shape: &[NonZeroU64],
-        _data_type: &DataType,
-    ) -> Result<RecommendedConcurrency, CodecError> {
-        Ok(RecommendedConcurrency::new_maximum(1))
-    }
-}
+one_thread_per_chunk!(AsTypeCodec);
 
 impl ArrayToArrayCodecTraits for AsTypeCodec {
     fn into_dyn(self: Arc<Self>) -> Arc<dyn ArrayToArrayCodecTraits> {

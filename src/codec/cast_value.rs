@@ -25,9 +25,7 @@ use zarr_cast_value::{
     OutOfRangeMode, RoundingMode,
 };
 use zarrs::array::codec::api::{
-    ArrayBytes, ArrayCodecTraits, ArrayToArrayCodecTraits, Codec, CodecError, CodecMetadataOptions,
-    CodecOptions, CodecPluginV3, CodecTraits, CodecTraitsV3, PartialDecoderCapability,
-    PartialEncoderCapability, RecommendedConcurrency,
+    ArrayBytes, ArrayToArrayCodecTraits, Codec, CodecError, CodecOptions, CodecTraitsV3,
 };
 use zarrs::array::{DataType, FillValue};
 use zarrs::metadata::Configuration;
@@ -137,13 +135,7 @@ pub struct CastValueCodec {
     target_kind: Kind,
 }
 
-zarrs::plugin::impl_extension_aliases!(CastValueCodec,
-    v3: "cast_value", []
-);
-
-inventory::submit! {
-    CodecPluginV3::new::<CastValueCodec>()
-}
+register_codec!(CastValueCodec, v3: "cast_value");
 
 fn invalid(message: String) -> PluginCreateError {
     PluginCreateError::Other(format!("cast_value: {message}"))
@@ -507,42 +499,11 @@ impl CodecTraitsV3 for CastValueCodec {
     }
 }
 
-impl CodecTraits for CastValueCodec {
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
+whole_chunk_codec!(CastValueCodec, |c| Some(Configuration::from(
+    c.written.clone()
+)));
 
-    fn configuration(
-        &self,
-        _version: ZarrVersion,
-        _options: &CodecMetadataOptions,
-    ) -> Option<Configuration> {
-        Some(Configuration::from(self.written.clone()))
-    }
-
-    fn partial_decoder_capability(&self) -> PartialDecoderCapability {
-        PartialDecoderCapability {
-            partial_read: false,
-            partial_decode: false,
-        }
-    }
-
-    fn partial_encoder_capability(&self) -> PartialEncoderCapability {
-        PartialEncoderCapability {
-            partial_encode: false,
-        }
-    }
-}
-
-impl ArrayCodecTraits for CastValueCodec {
-    fn recommended_concurrency(
-        &self,
-        _shape: &[NonZeroU64],
-        _data_type: &DataType,
-    ) -> Result<RecommendedConcurrency, CodecError> {
-        Ok(RecommendedConcurrency::new_maximum(1))
-    }
-}
+one_thread_per_chunk!(CastValueCodec);
 
 impl ArrayToArrayCodecTraits for CastValueCodec {
     fn into_dyn(self: Arc<Self>) -> Arc<dyn ArrayToArrayCodecTraits> {

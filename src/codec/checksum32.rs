@@ -15,15 +15,14 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use zarrs::array::codec::api::{
-    BytesToBytesCodecTraits, Codec, CodecError, CodecMetadataOptions, CodecOptions, CodecPluginV2,
-    CodecPluginV3, CodecTraits, CodecTraitsV2, CodecTraitsV3, PartialDecoderCapability,
-    PartialEncoderCapability, RecommendedConcurrency,
+    BytesToBytesCodecTraits, Codec, CodecError, CodecOptions, CodecTraitsV2, CodecTraitsV3,
+    RecommendedConcurrency,
 };
 use zarrs::array::{ArrayBytesRaw, BytesRepresentation};
 use zarrs::metadata::Configuration;
 use zarrs::metadata::v2::MetadataV2;
 use zarrs::metadata::v3::MetadataV3;
-use zarrs::plugin::{PluginCreateError, ZarrVersion};
+use zarrs::plugin::PluginCreateError;
 
 /// Bytes of a checksum.
 const CHECKSUM: usize = 4;
@@ -94,31 +93,8 @@ pub struct JenkinsLookup3Codec {
     configuration: JenkinsLookup3Configuration,
 }
 
-zarrs::plugin::impl_extension_aliases!(Crc32Codec,
-    v3: "numcodecs.crc32", [],
-    v2: "crc32", []
-);
-
-zarrs::plugin::impl_extension_aliases!(JenkinsLookup3Codec,
-    v3: "numcodecs.jenkins_lookup3", [],
-    v2: "jenkins_lookup3", []
-);
-
-inventory::submit! {
-    CodecPluginV3::new::<Crc32Codec>()
-}
-
-inventory::submit! {
-    CodecPluginV2::new::<Crc32Codec>()
-}
-
-inventory::submit! {
-    CodecPluginV3::new::<JenkinsLookup3Codec>()
-}
-
-inventory::submit! {
-    CodecPluginV2::new::<JenkinsLookup3Codec>()
-}
+register_codec!(Crc32Codec, v3: "numcodecs.crc32", v2: "crc32");
+register_codec!(JenkinsLookup3Codec, v3: "numcodecs.jenkins_lookup3", v2: "jenkins_lookup3");
 
 impl Crc32Codec {
     /// The codec with `configuration`.
@@ -316,35 +292,10 @@ macro_rules! checksum_codec {
             }
         }
 
-        impl CodecTraits for $codec {
-            fn as_any(&self) -> &dyn std::any::Any {
-                self
-            }
-
-            fn configuration(
-                &self,
-                _version: ZarrVersion,
-                _options: &CodecMetadataOptions,
-            ) -> Option<Configuration> {
-                match self.configuration_json() {
-                    serde_json::Value::Object(map) => Some(Configuration::from(map)),
-                    _ => None,
-                }
-            }
-
-            fn partial_decoder_capability(&self) -> PartialDecoderCapability {
-                PartialDecoderCapability {
-                    partial_read: false,
-                    partial_decode: false,
-                }
-            }
-
-            fn partial_encoder_capability(&self) -> PartialEncoderCapability {
-                PartialEncoderCapability {
-                    partial_encode: false,
-                }
-            }
-        }
+        whole_chunk_codec!($codec, |c| match c.configuration_json() {
+            serde_json::Value::Object(map) => Some(Configuration::from(map)),
+            _ => None,
+        });
 
         impl BytesToBytesCodecTraits for $codec {
             fn into_dyn(self: Arc<Self>) -> Arc<dyn BytesToBytesCodecTraits> {
@@ -410,6 +361,8 @@ checksum_codec!(JenkinsLookup3Codec, JenkinsLookup3Configuration);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zarrs::array::codec::api::CodecMetadataOptions;
+    use zarrs::plugin::ZarrVersion;
 
     #[test]
     fn lookup3_matches_its_published_values() {

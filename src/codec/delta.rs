@@ -23,12 +23,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use zarrs::array::codec::api::{
-    ArrayBytes, ArrayCodecTraits, ArrayToArrayCodecTraits, Codec, CodecError, CodecMetadataOptions,
-    CodecOptions, CodecPluginV2, CodecPluginV3, CodecTraits, CodecTraitsV2, CodecTraitsV3,
-    PartialDecoderCapability, PartialEncoderCapability, RecommendedConcurrency,
+    ArrayBytes, ArrayToArrayCodecTraits, Codec, CodecError, CodecOptions, CodecTraitsV2,
+    CodecTraitsV3,
 };
 use zarrs::array::{DataType, FillValue};
-use zarrs::metadata::Configuration;
 use zarrs::metadata::v2::MetadataV2;
 use zarrs::metadata::v3::MetadataV3;
 use zarrs::plugin::{PluginCreateError, ZarrVersion};
@@ -56,18 +54,7 @@ pub struct DeltaCodec {
     data_types: (DataType, DataType),
 }
 
-zarrs::plugin::impl_extension_aliases!(DeltaCodec,
-    v3: "numcodecs.delta", [],
-    v2: "delta", []
-);
-
-inventory::submit! {
-    CodecPluginV3::new::<DeltaCodec>()
-}
-
-inventory::submit! {
-    CodecPluginV2::new::<DeltaCodec>()
-}
+register_codec!(DeltaCodec, v3: "numcodecs.delta", v2: "delta");
 
 impl DeltaCodec {
     /// The codec of `configuration`, or why it is not supported.
@@ -142,47 +129,11 @@ impl CodecTraitsV2 for DeltaCodec {
     }
 }
 
-impl CodecTraits for DeltaCodec {
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
+whole_chunk_codec!(DeltaCodec, |c| super::plugin::configuration_of(
+    &c.configuration
+));
 
-    fn configuration(
-        &self,
-        _version: ZarrVersion,
-        _options: &CodecMetadataOptions,
-    ) -> Option<Configuration> {
-        let value = serde_json::to_value(&self.configuration).ok()?;
-        match value {
-            serde_json::Value::Object(map) => Some(Configuration::from(map)),
-            _ => None,
-        }
-    }
-
-    fn partial_decoder_capability(&self) -> PartialDecoderCapability {
-        // each element depends on every one before it
-        PartialDecoderCapability {
-            partial_read: false,
-            partial_decode: false,
-        }
-    }
-
-    fn partial_encoder_capability(&self) -> PartialEncoderCapability {
-        PartialEncoderCapability {
-            partial_encode: false,
-        }
-    }
-}
-
-impl ArrayCodecTraits for DeltaCodec {
-    fn recommended_concurrency(
-        &self,
-        _shape: &[NonZeroU64],
-        _data_type: &DataType,
-    ) -> Result<RecommendedConcurrency, CodecError> {
-        Ok(RecommendedConcurrency::new_maximum(1))
-    }
-}
+one_thread_per_chunk!(DeltaCodec);
 
 /// numcodecs' encoding of the decoded elements `x` (type `dtype`) into `astype`.
 fn encode_elements(x: &[u8], dtype: Elem, astype: Elem) -> Result<Vec<u8>, CodecError> {

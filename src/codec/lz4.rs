@@ -17,15 +17,13 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use zarrs::array::codec::api::{
-    BytesToBytesCodecTraits, Codec, CodecError, CodecMetadataOptions, CodecOptions, CodecPluginV2,
-    CodecPluginV3, CodecTraits, CodecTraitsV2, CodecTraitsV3, PartialDecoderCapability,
-    PartialEncoderCapability, RecommendedConcurrency,
+    BytesToBytesCodecTraits, Codec, CodecError, CodecOptions, CodecTraitsV2, CodecTraitsV3,
+    RecommendedConcurrency,
 };
 use zarrs::array::{ArrayBytesRaw, BytesRepresentation};
-use zarrs::metadata::Configuration;
 use zarrs::metadata::v2::MetadataV2;
 use zarrs::metadata::v3::MetadataV3;
-use zarrs::plugin::{PluginCreateError, ZarrVersion};
+use zarrs::plugin::PluginCreateError;
 
 /// numcodecs' default acceleration (`LZ4_compress_fast`'s 1).
 pub const DEFAULT_ACCELERATION: i64 = 1;
@@ -56,18 +54,7 @@ pub struct Lz4Codec {
     configuration: Lz4Configuration,
 }
 
-zarrs::plugin::impl_extension_aliases!(Lz4Codec,
-    v3: "numcodecs.lz4", [],
-    v2: "lz4", []
-);
-
-inventory::submit! {
-    CodecPluginV3::new::<Lz4Codec>()
-}
-
-inventory::submit! {
-    CodecPluginV2::new::<Lz4Codec>()
-}
+register_codec!(Lz4Codec, v3: "numcodecs.lz4", v2: "lz4");
 
 impl Lz4Configuration {
     /// The configuration with `acceleration`.
@@ -101,37 +88,9 @@ impl CodecTraitsV2 for Lz4Codec {
     }
 }
 
-impl CodecTraits for Lz4Codec {
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn configuration(
-        &self,
-        _version: ZarrVersion,
-        _options: &CodecMetadataOptions,
-    ) -> Option<Configuration> {
-        let mut map = serde_json::Map::new();
-        map.insert(
-            "acceleration".into(),
-            serde_json::Value::from(self.configuration.acceleration),
-        );
-        Some(Configuration::from(map))
-    }
-
-    fn partial_decoder_capability(&self) -> PartialDecoderCapability {
-        PartialDecoderCapability {
-            partial_read: false,
-            partial_decode: false,
-        }
-    }
-
-    fn partial_encoder_capability(&self) -> PartialEncoderCapability {
-        PartialEncoderCapability {
-            partial_encode: false,
-        }
-    }
-}
+whole_chunk_codec!(Lz4Codec, |c| super::plugin::configuration_of(
+    &c.configuration
+));
 
 /// The decoded size `encoded`'s header declares, and its block.
 pub(crate) fn declared_size(encoded: &[u8]) -> Option<(u64, &[u8])> {
@@ -260,6 +219,8 @@ impl BytesToBytesCodecTraits for Lz4Codec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zarrs::array::codec::api::{CodecMetadataOptions, CodecTraits};
+    use zarrs::plugin::ZarrVersion;
 
     fn codec() -> Lz4Codec {
         Lz4Codec::new(Lz4Configuration::new(DEFAULT_ACCELERATION))

@@ -27,15 +27,13 @@ use std::sync::Arc;
 use liblzma::stream::{Action, Check, LzmaOptions, Status, Stream};
 use serde::{Deserialize, Serialize};
 use zarrs::array::codec::api::{
-    BytesToBytesCodecTraits, Codec, CodecError, CodecMetadataOptions, CodecOptions, CodecPluginV2,
-    CodecPluginV3, CodecTraits, CodecTraitsV2, CodecTraitsV3, PartialDecoderCapability,
-    PartialEncoderCapability, RecommendedConcurrency,
+    BytesToBytesCodecTraits, Codec, CodecError, CodecOptions, CodecTraitsV2, CodecTraitsV3,
+    RecommendedConcurrency,
 };
 use zarrs::array::{ArrayBytesRaw, BytesRepresentation};
-use zarrs::metadata::Configuration;
 use zarrs::metadata::v2::MetadataV2;
 use zarrs::metadata::v3::MetadataV3;
-use zarrs::plugin::{PluginCreateError, ZarrVersion};
+use zarrs::plugin::PluginCreateError;
 
 /// The most memory liblzma may use to decode one chunk: 256 MiB, four times what
 /// `xz -9` / `preset=9` needs (a 64 MiB dictionary).
@@ -99,18 +97,7 @@ pub struct LzmaCodec {
     custom_filters: bool,
 }
 
-zarrs::plugin::impl_extension_aliases!(LzmaCodec,
-    v3: "numcodecs.lzma", [],
-    v2: "lzma", []
-);
-
-inventory::submit! {
-    CodecPluginV3::new::<LzmaCodec>()
-}
-
-inventory::submit! {
-    CodecPluginV2::new::<LzmaCodec>()
-}
+register_codec!(LzmaCodec, v3: "numcodecs.lzma", v2: "lzma");
 
 fn invalid(message: String) -> PluginCreateError {
     PluginCreateError::Other(format!("lzma: {message}"))
@@ -260,35 +247,9 @@ impl CodecTraitsV2 for LzmaCodec {
     }
 }
 
-impl CodecTraits for LzmaCodec {
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn configuration(
-        &self,
-        _version: ZarrVersion,
-        _options: &CodecMetadataOptions,
-    ) -> Option<Configuration> {
-        match serde_json::to_value(&self.configuration).ok()? {
-            serde_json::Value::Object(map) => Some(Configuration::from(map)),
-            _ => None,
-        }
-    }
-
-    fn partial_decoder_capability(&self) -> PartialDecoderCapability {
-        PartialDecoderCapability {
-            partial_read: false,
-            partial_decode: false,
-        }
-    }
-
-    fn partial_encoder_capability(&self) -> PartialEncoderCapability {
-        PartialEncoderCapability {
-            partial_encode: false,
-        }
-    }
-}
+whole_chunk_codec!(LzmaCodec, |c| super::plugin::configuration_of(
+    &c.configuration
+));
 
 fn codec_error(message: String) -> CodecError {
     CodecError::Other(format!("lzma: {message}"))
@@ -367,6 +328,8 @@ impl BytesToBytesCodecTraits for LzmaCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zarrs::array::codec::api::{CodecMetadataOptions, CodecTraits};
+    use zarrs::plugin::ZarrVersion;
 
     fn codec(json: &str) -> Result<LzmaCodec, PluginCreateError> {
         LzmaCodec::new(serde_json::from_str(json).unwrap())

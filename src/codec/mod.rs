@@ -10,9 +10,14 @@
 //!   [`checksum32`] (`crc32`, `jenkins_lookup3`), the filters [`delta`], [`astype`],
 //!   [`quantize`] and [`packbits`], with NumPy's element types and casts in `numeric`;
 //!   zarr-extensions' [`scale_offset`] and [`cast_value`] (zarr-python 3.4's `ScaleOffset`
-//!   and `CastValue`).
+//!   and `CastValue`); what these plugins share (registration, whole-chunk traits) is in
+//!   `plugin`, and their configuration scalars are read as zarr-python reads them in
+//!   `scalar`.
 //! * [`bounds`]: what metadata and stored bytes justify — encoded and decoded size bounds,
 //!   bounded bytes→bytes decoders, fallible allocation of chunk-sized buffers.
+
+#[macro_use]
+mod plugin;
 
 pub mod astype;
 pub mod block;

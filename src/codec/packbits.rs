@@ -11,9 +11,8 @@ use std::num::NonZeroU64;
 use std::sync::Arc;
 
 use zarrs::array::codec::api::{
-    ArrayBytes, ArrayCodecTraits, ArrayToArrayCodecTraits, Codec, CodecError, CodecMetadataOptions,
-    CodecOptions, CodecPluginV2, CodecPluginV3, CodecTraits, CodecTraitsV2, CodecTraitsV3,
-    PartialDecoderCapability, PartialEncoderCapability, RecommendedConcurrency,
+    ArrayBytes, ArrayToArrayCodecTraits, Codec, CodecError, CodecOptions, CodecTraitsV2,
+    CodecTraitsV3,
 };
 use zarrs::array::{ChunkShape, DataType, FillValue};
 use zarrs::metadata::Configuration;
@@ -30,18 +29,7 @@ pub struct PackBitsCodec {
     data_types: (DataType, DataType),
 }
 
-zarrs::plugin::impl_extension_aliases!(PackBitsCodec,
-    v3: "numcodecs.packbits", [],
-    v2: "packbits", []
-);
-
-inventory::submit! {
-    CodecPluginV3::new::<PackBitsCodec>()
-}
-
-inventory::submit! {
-    CodecPluginV2::new::<PackBitsCodec>()
-}
+register_codec!(PackBitsCodec, v3: "numcodecs.packbits", v2: "packbits");
 
 /// The stored bytes of `n` booleans: the padding count, then `n` bits rounded up to bytes.
 pub fn packed_len(n: u64) -> u64 {
@@ -100,42 +88,9 @@ impl CodecTraitsV2 for PackBitsCodec {
     }
 }
 
-impl CodecTraits for PackBitsCodec {
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
+whole_chunk_codec!(PackBitsCodec, |_| Some(Configuration::default()));
 
-    fn configuration(
-        &self,
-        _version: ZarrVersion,
-        _options: &CodecMetadataOptions,
-    ) -> Option<Configuration> {
-        Some(Configuration::default())
-    }
-
-    fn partial_decoder_capability(&self) -> PartialDecoderCapability {
-        PartialDecoderCapability {
-            partial_read: false,
-            partial_decode: false,
-        }
-    }
-
-    fn partial_encoder_capability(&self) -> PartialEncoderCapability {
-        PartialEncoderCapability {
-            partial_encode: false,
-        }
-    }
-}
-
-impl ArrayCodecTraits for PackBitsCodec {
-    fn recommended_concurrency(
-        &self,
-        _shape: &[NonZeroU64],
-        _data_type: &DataType,
-    ) -> Result<RecommendedConcurrency, CodecError> {
-        Ok(RecommendedConcurrency::new_maximum(1))
-    }
-}
+one_thread_per_chunk!(PackBitsCodec);
 
 /// The element count of a chunk of `shape`.
 fn elements(shape: &[NonZeroU64]) -> Result<u64, CodecError> {

@@ -20,12 +20,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use zarrs::array::codec::api::{
-    ArrayBytes, ArrayCodecTraits, ArrayToArrayCodecTraits, Codec, CodecError, CodecMetadataOptions,
-    CodecOptions, CodecPluginV2, CodecPluginV3, CodecTraits, CodecTraitsV2, CodecTraitsV3,
-    PartialDecoderCapability, PartialEncoderCapability, RecommendedConcurrency,
+    ArrayBytes, ArrayToArrayCodecTraits, Codec, CodecError, CodecOptions, CodecTraitsV2,
+    CodecTraitsV3,
 };
 use zarrs::array::{DataType, FillValue};
-use zarrs::metadata::Configuration;
 use zarrs::metadata::v2::MetadataV2;
 use zarrs::metadata::v3::MetadataV3;
 use zarrs::plugin::{PluginCreateError, ZarrVersion};
@@ -57,18 +55,7 @@ pub struct QuantizeCodec {
     data_types: (DataType, DataType),
 }
 
-zarrs::plugin::impl_extension_aliases!(QuantizeCodec,
-    v3: "numcodecs.quantize", [],
-    v2: "quantize", []
-);
-
-inventory::submit! {
-    CodecPluginV3::new::<QuantizeCodec>()
-}
-
-inventory::submit! {
-    CodecPluginV2::new::<QuantizeCodec>()
-}
+register_codec!(QuantizeCodec, v3: "numcodecs.quantize", v2: "quantize");
 
 /// numcodecs' scale for `digits`: `2 ** bits`, with the same libm calls (`pow`, `log10`,
 /// `log2`) as CPython's `10.0 ** -digits`, `math.log10` and `math.log2`.
@@ -168,45 +155,11 @@ impl CodecTraitsV2 for QuantizeCodec {
     }
 }
 
-impl CodecTraits for QuantizeCodec {
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
+whole_chunk_codec!(QuantizeCodec, |c| super::plugin::configuration_of(
+    &c.configuration
+));
 
-    fn configuration(
-        &self,
-        _version: ZarrVersion,
-        _options: &CodecMetadataOptions,
-    ) -> Option<Configuration> {
-        match serde_json::to_value(&self.configuration).ok()? {
-            serde_json::Value::Object(map) => Some(Configuration::from(map)),
-            _ => None,
-        }
-    }
-
-    fn partial_decoder_capability(&self) -> PartialDecoderCapability {
-        PartialDecoderCapability {
-            partial_read: false,
-            partial_decode: false,
-        }
-    }
-
-    fn partial_encoder_capability(&self) -> PartialEncoderCapability {
-        PartialEncoderCapability {
-            partial_encode: false,
-        }
-    }
-}
-
-impl ArrayCodecTraits for QuantizeCodec {
-    fn recommended_concurrency(
-        &self,
-        _shape: &[NonZeroU64],
-        _data_type: &DataType,
-    ) -> Result<RecommendedConcurrency, CodecError> {
-        Ok(RecommendedConcurrency::new_maximum(1))
-    }
-}
+one_thread_per_chunk!(QuantizeCodec);
 
 impl ArrayToArrayCodecTraits for QuantizeCodec {
     fn into_dyn(self: Arc<Self>) -> Arc<dyn ArrayToArrayCodecTraits> {

@@ -23,9 +23,7 @@ use std::sync::Arc;
 
 use half::f16;
 use zarrs::array::codec::api::{
-    ArrayBytes, ArrayCodecTraits, ArrayToArrayCodecTraits, Codec, CodecError, CodecMetadataOptions,
-    CodecOptions, CodecPluginV3, CodecTraits, CodecTraitsV3, PartialDecoderCapability,
-    PartialEncoderCapability, RecommendedConcurrency,
+    ArrayBytes, ArrayToArrayCodecTraits, Codec, CodecError, CodecOptions, CodecTraitsV3,
 };
 use zarrs::array::{DataType, FillValue};
 use zarrs::metadata::Configuration;
@@ -42,13 +40,7 @@ pub struct ScaleOffsetCodec {
     configuration: serde_json::Map<String, serde_json::Value>,
 }
 
-zarrs::plugin::impl_extension_aliases!(ScaleOffsetCodec,
-    v3: "scale_offset", []
-);
-
-inventory::submit! {
-    CodecPluginV3::new::<ScaleOffsetCodec>()
-}
+register_codec!(ScaleOffsetCodec, v3: "scale_offset");
 
 /// An element type the codec works on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -297,42 +289,11 @@ impl CodecTraitsV3 for ScaleOffsetCodec {
     }
 }
 
-impl CodecTraits for ScaleOffsetCodec {
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
+whole_chunk_codec!(ScaleOffsetCodec, |c| Some(Configuration::from(
+    c.configuration.clone()
+)));
 
-    fn configuration(
-        &self,
-        _version: ZarrVersion,
-        _options: &CodecMetadataOptions,
-    ) -> Option<Configuration> {
-        Some(Configuration::from(self.configuration.clone()))
-    }
-
-    fn partial_decoder_capability(&self) -> PartialDecoderCapability {
-        PartialDecoderCapability {
-            partial_read: false,
-            partial_decode: false,
-        }
-    }
-
-    fn partial_encoder_capability(&self) -> PartialEncoderCapability {
-        PartialEncoderCapability {
-            partial_encode: false,
-        }
-    }
-}
-
-impl ArrayCodecTraits for ScaleOffsetCodec {
-    fn recommended_concurrency(
-        &self,
-        _shape: &[NonZeroU64],
-        _data_type: &DataType,
-    ) -> Result<RecommendedConcurrency, CodecError> {
-        Ok(RecommendedConcurrency::new_maximum(1))
-    }
-}
+one_thread_per_chunk!(ScaleOffsetCodec);
 
 impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
     fn into_dyn(self: Arc<Self>) -> Arc<dyn ArrayToArrayCodecTraits> {
