@@ -102,11 +102,13 @@ pub fn create_group(
 
 /// Creates an array at `url`. `chunks` is the inner chunk shape when `shards` is given,
 /// else the chunk shape (the whole array when neither is); `codec` is `zstd[:LEVEL]`,
-/// `gzip[:LEVEL]`, `blosc[:CNAME[:LEVEL]]` or `none`; `fill_value` the value's
+/// `gzip[:LEVEL]`, `blosc[:CNAME[:LEVEL]]` or `none`; `filters_json` a JSON list of Zarr v3
+/// codec objects (array→array codecs) put before `bytes`; `fill_value` the value's
 /// native-endian bytes.
 #[pyfunction]
 #[pyo3(signature = (url, shape, data_type, chunks=None, shards=None, codec="zstd",
-    fill_value=None, dimension_names=None, attributes_json=None, overwrite=false, **kwargs))]
+    fill_value=None, dimension_names=None, attributes_json=None, overwrite=false,
+    filters_json=None, **kwargs))]
 #[allow(clippy::too_many_arguments)]
 pub fn create_array(
     py: Python<'_>,
@@ -120,6 +122,7 @@ pub fn create_array(
     dimension_names: Option<Vec<Option<String>>>,
     attributes_json: Option<&str>,
     overwrite: bool,
+    filters_json: Option<&str>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<RawArray> {
     let options = Options::from_kwargs(py, kwargs, false)?;
@@ -137,7 +140,9 @@ pub fn create_array(
         // a variable-length type's codecs take no element size (blosc's typesize: 1)
         .map(|d| d.size().max(1))
         .ok_or_else(|| errors::value_error(py, &format!("unknown data type {data_type:?}")))?;
-    spec = spec.codecs(codecs_of(py, codec, element_size)?);
+    let mut codecs = filters_of(py, filters_json)?;
+    codecs.extend(codecs_of(py, codec, element_size)?);
+    spec = spec.codecs(codecs);
     if let Some(bytes) = fill_value {
         spec = spec
             .fill_value_bytes(&bytes)
@@ -158,6 +163,30 @@ pub fn create_array(
         }
     })?;
     Ok(RawArray::new(url.to_string(), options, array))
+}
+
+/// The codecs of `filters_json`: a JSON list of Zarr v3 codec objects (`{"name": ...,
+/// "configuration": {...}}`), checked when the array is created.
+fn filters_of(py: Python<'_>, filters_json: Option<&str>) -> PyResult<Vec<CodecSpec>> {
+    let Some(text) = filters_json else {
+        return Ok(Vec::new());
+    };
+    let bad = |why: String| errors::value_error(py, &format!("filters: {why}"));
+    let list: Vec<zarrflow::serde_json::Value> =
+        zarrflow::serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+    list.into_iter()
+        .map(|f| {
+            let name = f
+                .get("name")
+                .and_then(|n| n.as_str())
+                .ok_or_else(|| bad(format!("{f} has no codec name")))?;
+            let configuration = f
+                .get("configuration")
+                .cloned()
+                .unwrap_or(zarrflow::serde_json::Value::Object(Default::default()));
+            Ok(CodecSpec::new(name, configuration))
+        })
+        .collect()
 }
 
 /// The blosc compressors.

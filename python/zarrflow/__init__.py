@@ -717,6 +717,7 @@ def create(
     attributes: dict | None = None,
     zarr_format: int = 3,
     overwrite: bool = False,
+    filters: Any = None,
     **store_options: Any,
 ) -> Array:
     """Creates an array at ``url`` and opens it for reading and writing.
@@ -726,7 +727,13 @@ def create(
     inner chunk per shard. ``codec``: ``"zstd[:LEVEL]"`` (default), ``"gzip[:LEVEL]"``,
     ``"zlib[:LEVEL]"``, ``"bz2[:LEVEL]"``, ``"lz4[:ACCELERATION]"``, ``"lzma[:PRESET]"``
     (numcodecs' codecs, as zarr-python 3 names them; lz4's acceleration is recorded, zarrflow
-    compresses at acceleration 1's speed), ``"blosc[:CNAME[:LEVEL]]"`` or ``"none"``. ``fill_value`` must be representable in
+    compresses at acceleration 1's speed), ``"blosc[:CNAME[:LEVEL]]"`` or ``"none"``.
+    ``filters``: array-to-array codecs applied before the chunk is serialized, as in
+    zarr-python: numcodecs codecs (``numcodecs.Delta(dtype="<i4")``, ``Quantize``,
+    ``AsType``, ``PackBits``, ...), zarr-python codec objects (``zarr.codecs.ScaleOffset``,
+    ``CastValue``, ``zarr.codecs.numcodecs.*``) or their JSON forms (``{"name":
+    "numcodecs.delta", "configuration": {"dtype": "<i4"}}``, or numcodecs' ``{"id": ...}``);
+    inside the shards when ``shards`` is given. ``fill_value`` must be representable in
     ``dtype`` (default: 0, ``False`` or NaN, as zarr-python). An existing node is
     :class:`NodeExistsError` unless ``overwrite=True``, which deletes it whole first.
     Store options as in :func:`open`.
@@ -763,6 +770,9 @@ def create(
             attributes_json = json.dumps(dict(attributes), allow_nan=True)
         except (TypeError, ValueError) as e:
             raise InvalidValueError(f"attributes must be JSON values: {e}") from None
+    filters_json = None
+    if filters is not None:
+        filters_json = json.dumps([_filter_json(f) for f in filters], allow_nan=False)
     raw = _zarrflow.create_array(
         url,
         shape,
@@ -774,9 +784,30 @@ def create(
         names,
         attributes_json,
         overwrite,
+        filters_json,
         **store_options,
     )
     return Array(raw, "r+", store_options)
+
+
+def _filter_json(f: Any) -> dict:
+    """A filter as a Zarr v3 codec object: zarr-python codecs by ``to_dict()``, numcodecs
+    codecs by ``get_config()`` (``{"id": ID, ...}`` becomes ``numcodecs.ID``, as zarr-python 3
+    names them), dicts of either form as they are."""
+    if isinstance(f, dict):
+        d = dict(f)
+    elif hasattr(f, "to_dict"):
+        d = f.to_dict()
+    elif hasattr(f, "get_config"):
+        d = f.get_config()
+    else:
+        raise InvalidValueError(f"a filter must be a codec or a dict, not {_short(f)}")
+    if "name" not in d and "id" in d:
+        codec_id = d.pop("id")
+        return {"name": f"numcodecs.{codec_id}", "configuration": d}
+    if not isinstance(d.get("name"), str):
+        raise InvalidValueError(f"a filter needs a codec name: {_short(f)}")
+    return d
 
 
 def _shape(value: Any, what: str) -> list[int]:

@@ -118,5 +118,6 @@ def create(
     attributes: dict[str, Any] | None = ...,
     zarr_format: int = ...,
     overwrite: bool = ...,
+    filters: Any = ...,
     **store_options: Any,
 ) -> Array: ...
