@@ -136,11 +136,48 @@ def test_filters_are_written_as_zarr_python_writes_them(tmp_url, case, sharded):
             assert pathlib.Path(url, rel).read_bytes() == pathlib.Path(url2, rel).read_bytes(), rel
 
 
-@pytest.mark.parametrize("filters", [[object()], [{"configuration": {}}], [{"name": "numcodecs.nope"}],
-                                     [{"name": "numcodecs.delta", "configuration": {"dtype": "<i8"}}]])
-def test_bad_filters_are_value_errors(tmp_url, filters):
+def _bad_filters():
+    import numcodecs
+    import zarr.codecs as zc
+
+    return [
+        [object()],
+        [{"configuration": {}}],
+        [{"name": "numcodecs.nope"}],
+        [{"name": "numcodecs.delta", "configuration": {"dtype": "<i8"}}],
+        "delta",
+        # compressors and serializers are no filters (zarr-python refuses them too)
+        [numcodecs.Zlib(level=1)],
+        [zc.GzipCodec()],
+        [numcodecs.Shuffle(elementsize=4)],
+        [zc.BytesCodec()],
+    ]
+
+
+@pytest.mark.parametrize("index", range(9))
+def test_bad_filters_are_value_errors(tmp_url, index):
     with pytest.raises(ValueError):
-        zarrflow.create(tmp_url(), shape=(5,), dtype="int32", filters=filters)
+        zarrflow.create(tmp_url(), shape=(5,), dtype="int32", filters=_bad_filters()[index])
+
+
+def test_one_filter_nan_and_numpy_scalars_are_taken_as_zarr_python_writes_them(tmp_url):
+    import numcodecs
+    import zarr.codecs as zc
+
+    url = tmp_url()
+    data = np.array([np.nan, 1.5, 300.0, -2.0], dtype="float32")
+    a = zarrflow.create(url, shape=(4,), dtype="float32", chunks=(2,), codec="none",
+                        filters=zc.CastValue(data_type="uint8", out_of_range="clamp",
+                                             scalar_map={"encode": [[np.nan, 0]], "decode": [[0, np.nan]]}))
+    a[...] = data
+    want = np.array([np.nan, 2.0, 255.0, np.nan], dtype="float32")
+    assert np.array_equal(a[...], want, equal_nan=True)
+    assert np.array_equal(zarr.open_array(url, mode="r")[...], want, equal_nan=True)
+    b = zarrflow.create(tmp_url(), shape=(4,), dtype="float64", chunks=(2,),
+                        filters=[numcodecs.FixedScaleOffset(offset=np.float64(1.5), scale=np.int64(10), dtype="<f8",
+                                                            astype="<i4")])
+    b[...] = [1.5, 2.0, 2.5, 3.0]
+    assert np.array_equal(b[...], [1.5, 2.0, 2.5, 3.0])
 
 
 @pytest.mark.parametrize("codec", ["lz4:0", "lz4:1:2", "zlib:10", "bz2:0", "lzma:10", "brotli"])

@@ -728,12 +728,14 @@ def create(
     ``"zlib[:LEVEL]"``, ``"bz2[:LEVEL]"``, ``"lz4[:ACCELERATION]"``, ``"lzma[:PRESET]"``
     (numcodecs' codecs, as zarr-python 3 names them; lz4's acceleration is recorded, zarrflow
     compresses at acceleration 1's speed), ``"blosc[:CNAME[:LEVEL]]"`` or ``"none"``.
-    ``filters``: array-to-array codecs applied before the chunk is serialized, as in
-    zarr-python: numcodecs codecs (``numcodecs.Delta(dtype="<i4")``, ``Quantize``,
-    ``AsType``, ``PackBits``, ...), zarr-python codec objects (``zarr.codecs.ScaleOffset``,
-    ``CastValue``, ``zarr.codecs.numcodecs.*``) or their JSON forms (``{"name":
-    "numcodecs.delta", "configuration": {"dtype": "<i4"}}``, or numcodecs' ``{"id": ...}``);
-    inside the shards when ``shards`` is given. ``fill_value`` must be representable in
+    ``filters``: array-to-array codecs applied before the chunk is serialized (one codec or
+    a list): zarr-python's codec objects (``zarr.codecs.ScaleOffset``, ``CastValue``,
+    ``zarr.codecs.numcodecs.Delta``, ...) and their JSON forms (``{"name":
+    "numcodecs.delta", "configuration": {"dtype": "<i4"}}``), as zarr-python takes them,
+    and also numcodecs' own codecs (``numcodecs.Delta(dtype="<i4")``, ``Quantize``,
+    ``AsType``, ``PackBits``, ...) and ``{"id": ...}`` dicts, stored under the
+    ``numcodecs.*`` names zarr-python 3 gives them; inside the shards when ``shards`` is
+    given. A compressor or serializer among them is a ``ValueError``. ``fill_value`` must be representable in
     ``dtype`` (default: 0, ``False`` or NaN, as zarr-python). An existing node is
     :class:`NodeExistsError` unless ``overwrite=True``, which deletes it whole first.
     Store options as in :func:`open`.
@@ -772,7 +774,14 @@ def create(
             raise InvalidValueError(f"attributes must be JSON values: {e}") from None
     filters_json = None
     if filters is not None:
-        filters_json = json.dumps([_filter_json(f) for f in filters], allow_nan=False)
+        if isinstance(filters, dict) or hasattr(filters, "to_dict") or hasattr(filters, "get_config"):
+            filters = [filters]
+        if isinstance(filters, (str, bytes)):
+            raise InvalidValueError(f"filters must be a list of codecs, not {_short(filters)}")
+        try:
+            filters_json = json.dumps([_json_scalars(_filter_json(f)) for f in filters], allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise InvalidValueError(f"filters must be codecs with JSON configurations: {e}") from None
     raw = _zarrflow.create_array(
         url,
         shape,
@@ -808,6 +817,20 @@ def _filter_json(f: Any) -> dict:
     if not isinstance(d.get("name"), str):
         raise InvalidValueError(f"a filter needs a codec name: {_short(f)}")
     return d
+
+
+def _json_scalars(value: Any) -> Any:
+    """`value` with NumPy scalars as Python numbers, tuples as lists and non-finite floats as
+    Zarr's ``"NaN"`` / ``"Infinity"`` / ``"-Infinity"``, as zarr-python writes them."""
+    if isinstance(value, dict):
+        return {k: _json_scalars(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_scalars(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return "NaN" if np.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return value
 
 
 def _shape(value: Any, what: str) -> list[int]:

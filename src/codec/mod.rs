@@ -183,6 +183,14 @@ impl VlenMode {
 /// Name of the sharding codec.
 pub const SHARDING_NAME: &str = "sharding_indexed";
 
+/// What a codec turns into what: its place in a chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CodecKind {
+    ArrayToArray,
+    ArrayToBytes,
+    BytesToBytes,
+}
+
 /// The prefix of the codec names zarr-python 3 writes for numcodecs codecs
 /// (`numcodecs.zstd`, `numcodecs.zlib`, ...).
 pub const NUMCODECS_PREFIX: &str = "numcodecs.";
@@ -315,10 +323,13 @@ impl CodecPipeline {
         let resolved = resolve_chain(codecs);
         let codecs = &resolved[..];
         let mut sharding = None;
+        // the spec's order: array→array codecs, one array→bytes codec, bytes→bytes codecs
+        // (zarrs sorts a chain by kind without checking it; zarr-python refuses another order)
+        let mut after_array_to_bytes = false;
         for (i, c) in codecs.iter().enumerate() {
             let f = format!("{field}[{i}]");
             // check each codec on its own first so the error names the offending entry
-            if c.name() == SHARDING_NAME {
+            let kind = if c.name() == SHARDING_NAME {
                 if depth >= MAX_SHARDING_DEPTH {
                     return Err(CodecError::NestingTooDeep {
                         field: f,
@@ -327,14 +338,40 @@ impl CodecPipeline {
                 }
                 let cfg = ShardingConfig::from_metadata(c, &f)?;
                 sharding = Some(Box::new(Sharding::new_nested(cfg, &f, depth + 1)?));
-            } else if let Err(e) = zarrs::array::Codec::from_metadata(c)
-                && c.must_understand()
-            {
-                return Err(CodecError::UnsupportedCodec {
+                Some(CodecKind::ArrayToBytes)
+            } else {
+                match zarrs::array::Codec::from_metadata(c) {
+                    Ok(zarrs::array::Codec::ArrayToArray(_)) => Some(CodecKind::ArrayToArray),
+                    Ok(zarrs::array::Codec::ArrayToBytes(_)) => Some(CodecKind::ArrayToBytes),
+                    Ok(zarrs::array::Codec::BytesToBytes(_)) => Some(CodecKind::BytesToBytes),
+                    Err(e) if c.must_understand() => {
+                        return Err(CodecError::UnsupportedCodec {
+                            field: format!("{f} (`{}`)", c.name()),
+                            reason: e.to_string(),
+                        });
+                    }
+                    _ => None,
+                }
+            };
+            let misplaced = match (kind, after_array_to_bytes) {
+                (Some(CodecKind::ArrayToArray), true) => {
+                    Some("an array-to-array codec after the array-to-bytes codec")
+                }
+                (Some(CodecKind::ArrayToBytes), true) => Some("a second array-to-bytes codec"),
+                (Some(CodecKind::BytesToBytes), false) => {
+                    Some("a bytes-to-bytes codec before the array-to-bytes codec")
+                }
+                _ => None,
+            };
+            if let Some(why) = misplaced {
+                return Err(CodecError::InvalidConfiguration {
                     field: format!("{f} (`{}`)", c.name()),
-                    reason: e.to_string(),
+                    reason: format!(
+                        "{why}: codecs go array-to-array, one array-to-bytes, then bytes-to-bytes"
+                    ),
                 });
             }
+            after_array_to_bytes |= kind == Some(CodecKind::ArrayToBytes);
         }
         let chain =
             CodecChain::from_metadata(codecs).map_err(|e| CodecError::UnsupportedCodec {
@@ -1025,5 +1062,36 @@ impl CodecPipeline {
             ));
         }
         Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chain(json: &str) -> Result<CodecPipeline, CodecError> {
+        let codecs: Vec<MetadataV3> = serde_json::from_str(json).unwrap();
+        CodecPipeline::from_metadata(&codecs)
+    }
+
+    /// zarrs sorts a chain's codecs by kind; zarr-python, like the spec, refuses them out of
+    /// order, and so does zarrflow, naming the misplaced codec.
+    #[test]
+    fn codecs_out_of_the_specs_order_are_refused() {
+        let bytes = r#"{"name": "bytes", "configuration": {"endian": "little"}}"#;
+        let zlib = r#"{"name": "numcodecs.zlib", "configuration": {"level": 1}}"#;
+        let transpose = r#"{"name": "transpose", "configuration": {"order": [0]}}"#;
+        assert!(chain(&format!("[{transpose}, {bytes}, {zlib}]")).is_ok());
+        for (codecs, at) in [
+            (format!("[{zlib}, {bytes}]"), "codecs[0]"),
+            (format!("[{bytes}, {transpose}]"), "codecs[1]"),
+            (format!("[{bytes}, {zlib}, {bytes}]"), "codecs[2]"),
+        ] {
+            let e = chain(&codecs).unwrap_err();
+            assert!(
+                matches!(&e, CodecError::InvalidConfiguration { field, .. } if field.starts_with(at)),
+                "{codecs}: {e:?}"
+            );
+        }
     }
 }
