@@ -183,6 +183,31 @@ impl VlenMode {
 /// Name of the sharding codec.
 pub const SHARDING_NAME: &str = "sharding_indexed";
 
+/// `codecs` in the spec's order (array→array, array→bytes, bytes→bytes), each kind's codecs
+/// kept in their order: what zarrs' v2 → v3 conversion makes of a v2 filter that works on
+/// bytes (numcodecs' `shuffle` before `bytes`), which numcodecs applies to the chunk's bytes
+/// before the compressor. Codecs that cannot be built stay where they are.
+pub(crate) fn in_spec_order(codecs: Vec<MetadataV3>) -> Vec<MetadataV3> {
+    let rank = |c: &MetadataV3| -> Option<u8> {
+        if c.name() == SHARDING_NAME {
+            return Some(1);
+        }
+        match zarrs::array::Codec::from_metadata(resolve_numcodecs(c).as_ref()) {
+            Ok(zarrs::array::Codec::ArrayToArray(_)) => Some(0),
+            Ok(zarrs::array::Codec::ArrayToBytes(_)) => Some(1),
+            Ok(zarrs::array::Codec::BytesToBytes(_)) => Some(2),
+            Err(_) => None,
+        }
+    };
+    let ranks: Vec<Option<u8>> = codecs.iter().map(rank).collect();
+    if ranks.iter().any(Option::is_none) {
+        return codecs;
+    }
+    let mut indexed: Vec<(u8, MetadataV3)> = ranks.into_iter().flatten().zip(codecs).collect();
+    indexed.sort_by_key(|(r, _)| *r);
+    indexed.into_iter().map(|(_, c)| c).collect()
+}
+
 /// What a codec turns into what: its place in a chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum CodecKind {

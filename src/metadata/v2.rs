@@ -237,6 +237,7 @@ pub fn parse_array(
         });
     }
     let mut v3 = v3;
+    v3.codecs = crate::codec::in_spec_order(v3.codecs);
     // zarrs 0.23's conversion drops the compressor of an array whose filters hold an
     // array→bytes codec (the object codecs): add it back, converted by zarrs alone
     if object_codec.is_some()
