@@ -17,14 +17,9 @@ use std::num::NonZeroU64;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use zarrs::array::codec::api::{
-    ArrayBytes, ArrayToArrayCodecTraits, Codec, CodecError, CodecOptions, CodecTraitsV2,
-    CodecTraitsV3,
-};
+use zarrs::array::codec::api::{ArrayBytes, ArrayToArrayCodecTraits, CodecError, CodecOptions};
 use zarrs::array::{DataType, FillValue};
-use zarrs::metadata::v2::MetadataV2;
-use zarrs::metadata::v3::MetadataV3;
-use zarrs::plugin::{PluginCreateError, ZarrVersion};
+use zarrs::plugin::PluginCreateError;
 
 use super::numeric::{Elem, cast};
 
@@ -72,38 +67,16 @@ impl AsTypeCodec {
     }
 
     fn check(&self, data_type: &DataType) -> Result<(), CodecError> {
-        if *data_type != self.data_types.0 {
-            return Err(CodecError::Other(format!(
-                "astype: the codec's decode_dtype {:?} is not the array's data type {:?}",
-                self.configuration.decode_dtype,
-                data_type.name(ZarrVersion::V3).unwrap_or_default()
-            )));
-        }
-        Ok(())
+        super::numeric::check_data_type(
+            "astype",
+            &self.configuration.decode_dtype,
+            &self.data_types.0,
+            data_type,
+        )
     }
 }
 
-fn create(
-    configuration: &serde_json::Map<String, serde_json::Value>,
-) -> Result<Codec, PluginCreateError> {
-    Ok(Codec::ArrayToArray(Arc::new(AsTypeCodec::new(
-        super::numcodecs_configuration::<AsTypeConfiguration>(configuration, "astype")?,
-    )?)))
-}
-
-impl CodecTraitsV3 for AsTypeCodec {
-    fn create(metadata: &MetadataV3) -> Result<Codec, PluginCreateError> {
-        create(metadata.configuration().ok_or_else(|| {
-            PluginCreateError::Other("astype needs a configuration with its data types".into())
-        })?)
-    }
-}
-
-impl CodecTraitsV2 for AsTypeCodec {
-    fn create(metadata: &MetadataV2) -> Result<Codec, PluginCreateError> {
-        create(metadata.configuration())
-    }
-}
+numcodecs_array_codec_create!(AsTypeCodec, AsTypeConfiguration, "astype");
 
 whole_chunk_codec!(AsTypeCodec, |c| super::plugin::configuration_of(
     &c.configuration
@@ -168,6 +141,10 @@ impl ArrayToArrayCodecTraits for AsTypeCodec {
 mod tests {
     use super::*;
     use crate::codec::numeric::{cast_vectors, from_hex};
+    use zarrs::array::codec::api::CodecTraitsV2;
+    use zarrs::array::codec::api::CodecTraitsV3;
+    use zarrs::metadata::v2::MetadataV2;
+    use zarrs::metadata::v3::MetadataV3;
 
     /// numcodecs' own results (`test-data/generate.py`, `gen_cast_vectors`) for every pair
     /// of integer and float types: wrapping, rounding, overflow to infinity, truncation.

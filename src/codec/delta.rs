@@ -22,14 +22,9 @@ use std::num::NonZeroU64;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use zarrs::array::codec::api::{
-    ArrayBytes, ArrayToArrayCodecTraits, Codec, CodecError, CodecOptions, CodecTraitsV2,
-    CodecTraitsV3,
-};
+use zarrs::array::codec::api::{ArrayBytes, ArrayToArrayCodecTraits, CodecError, CodecOptions};
 use zarrs::array::{DataType, FillValue};
-use zarrs::metadata::v2::MetadataV2;
-use zarrs::metadata::v3::MetadataV3;
-use zarrs::plugin::{PluginCreateError, ZarrVersion};
+use zarrs::plugin::PluginCreateError;
 
 use super::numeric::{Elem, count, f32_at, f64_at};
 
@@ -96,38 +91,16 @@ impl DeltaCodec {
     }
 
     fn check(&self, data_type: &DataType) -> Result<(), CodecError> {
-        if *data_type != self.data_types.0 {
-            return Err(CodecError::Other(format!(
-                "delta: the codec's dtype {:?} is not the array's data type {:?}",
-                self.configuration.dtype,
-                data_type.name(ZarrVersion::V3).unwrap_or_default()
-            )));
-        }
-        Ok(())
+        super::numeric::check_data_type(
+            "delta",
+            &self.configuration.dtype,
+            &self.data_types.0,
+            data_type,
+        )
     }
 }
 
-impl CodecTraitsV3 for DeltaCodec {
-    fn create(metadata: &MetadataV3) -> Result<Codec, PluginCreateError> {
-        let configuration = metadata.configuration().ok_or_else(|| {
-            PluginCreateError::Other("delta needs a configuration with its dtype".into())
-        })?;
-        Ok(Codec::ArrayToArray(Arc::new(DeltaCodec::new(
-            super::numcodecs_configuration::<DeltaConfiguration>(configuration, "delta")?,
-        )?)))
-    }
-}
-
-impl CodecTraitsV2 for DeltaCodec {
-    fn create(metadata: &MetadataV2) -> Result<Codec, PluginCreateError> {
-        Ok(Codec::ArrayToArray(Arc::new(DeltaCodec::new(
-            super::numcodecs_configuration::<DeltaConfiguration>(
-                metadata.configuration(),
-                "delta",
-            )?,
-        )?)))
-    }
-}
+numcodecs_array_codec_create!(DeltaCodec, DeltaConfiguration, "delta");
 
 whole_chunk_codec!(DeltaCodec, |c| super::plugin::configuration_of(
     &c.configuration
@@ -281,6 +254,10 @@ impl ArrayToArrayCodecTraits for DeltaCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zarrs::array::codec::api::CodecTraitsV2;
+    use zarrs::array::codec::api::CodecTraitsV3;
+    use zarrs::metadata::v2::MetadataV2;
+    use zarrs::metadata::v3::MetadataV3;
 
     fn ne<T: Copy, const N: usize>(values: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
         values.iter().flat_map(|&v| f(v)).collect()

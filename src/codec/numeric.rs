@@ -163,6 +163,23 @@ pub(crate) fn f64_at(bytes: &[u8], i: usize) -> f64 {
     f64::from_ne_bytes(b)
 }
 
+/// `Ok` when `got` (the array's data type) is `expected`, the type a numcodecs filter was
+/// configured for (`configured`, as written): else an error naming the codec.
+pub(crate) fn check_data_type(
+    codec: &str,
+    configured: &str,
+    expected: &DataType,
+    got: &DataType,
+) -> Result<(), CodecError> {
+    if got != expected {
+        return Err(CodecError::Other(format!(
+            "{codec}: the codec's {configured:?} is not the array's data type {:?}",
+            got.name(zarrs::plugin::ZarrVersion::V3).unwrap_or_default()
+        )));
+    }
+    Ok(())
+}
+
 /// Stores `v` as element `i` of native-endian `float32`s.
 pub(crate) fn set_f32(bytes: &mut [u8], i: usize, v: f32) {
     bytes[i * 4..i * 4 + 4].copy_from_slice(&v.to_ne_bytes());

@@ -26,6 +26,41 @@ macro_rules! register_codec {
     };
 }
 
+/// zarrs' `CodecTraitsV3` / `CodecTraitsV2` of a numcodecs array→array `$codec` built by
+/// `$codec::new` from its `$configuration` (numcodecs' `$id`), which Zarr v3 must state.
+macro_rules! numcodecs_array_codec_create {
+    ($codec:ident, $configuration:ty, $id:literal) => {
+        impl zarrs::array::codec::api::CodecTraitsV3 for $codec {
+            fn create(
+                metadata: &zarrs::metadata::v3::MetadataV3,
+            ) -> Result<zarrs::array::codec::api::Codec, zarrs::plugin::PluginCreateError> {
+                let configuration = metadata.configuration().ok_or_else(|| {
+                    zarrs::plugin::PluginCreateError::Other(
+                        concat!($id, " needs a configuration").into(),
+                    )
+                })?;
+                Ok(zarrs::array::codec::api::Codec::ArrayToArray(
+                    std::sync::Arc::new($codec::new(super::numcodecs_configuration::<
+                        $configuration,
+                    >(configuration, $id)?)?),
+                ))
+            }
+        }
+
+        impl zarrs::array::codec::api::CodecTraitsV2 for $codec {
+            fn create(
+                metadata: &zarrs::metadata::v2::MetadataV2,
+            ) -> Result<zarrs::array::codec::api::Codec, zarrs::plugin::PluginCreateError> {
+                Ok(zarrs::array::codec::api::Codec::ArrayToArray(
+                    std::sync::Arc::new($codec::new(super::numcodecs_configuration::<
+                        $configuration,
+                    >(metadata.configuration(), $id)?)?),
+                ))
+            }
+        }
+    };
+}
+
 /// zarrs' `CodecTraits` of `$codec`, a codec without partial decoding or encoding, whose
 /// configuration is `$configuration` (a function of the codec giving
 /// `Option<Configuration>`).

@@ -19,14 +19,9 @@ use std::num::NonZeroU64;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use zarrs::array::codec::api::{
-    ArrayBytes, ArrayToArrayCodecTraits, Codec, CodecError, CodecOptions, CodecTraitsV2,
-    CodecTraitsV3,
-};
+use zarrs::array::codec::api::{ArrayBytes, ArrayToArrayCodecTraits, CodecError, CodecOptions};
 use zarrs::array::{DataType, FillValue};
-use zarrs::metadata::v2::MetadataV2;
-use zarrs::metadata::v3::MetadataV3;
-use zarrs::plugin::{PluginCreateError, ZarrVersion};
+use zarrs::plugin::PluginCreateError;
 
 use super::numeric::{Elem, cast, count, f32_at, f64_at, set_f32, set_f64, zeroed};
 
@@ -100,14 +95,12 @@ impl QuantizeCodec {
     }
 
     fn check(&self, data_type: &DataType) -> Result<(), CodecError> {
-        if *data_type != self.data_types.0 {
-            return Err(CodecError::Other(format!(
-                "quantize: the codec's dtype {:?} is not the array's data type {:?}",
-                self.configuration.dtype,
-                data_type.name(ZarrVersion::V3).unwrap_or_default()
-            )));
-        }
-        Ok(())
+        super::numeric::check_data_type(
+            "quantize",
+            &self.configuration.dtype,
+            &self.data_types.0,
+            data_type,
+        )
     }
 
     /// `np.around(scale * x) / scale` in `dtype`'s precision, native-endian.
@@ -133,27 +126,7 @@ impl QuantizeCodec {
     }
 }
 
-fn create(
-    configuration: &serde_json::Map<String, serde_json::Value>,
-) -> Result<Codec, PluginCreateError> {
-    Ok(Codec::ArrayToArray(Arc::new(QuantizeCodec::new(
-        super::numcodecs_configuration::<QuantizeConfiguration>(configuration, "quantize")?,
-    )?)))
-}
-
-impl CodecTraitsV3 for QuantizeCodec {
-    fn create(metadata: &MetadataV3) -> Result<Codec, PluginCreateError> {
-        create(metadata.configuration().ok_or_else(|| {
-            PluginCreateError::Other("quantize needs a configuration with digits and dtype".into())
-        })?)
-    }
-}
-
-impl CodecTraitsV2 for QuantizeCodec {
-    fn create(metadata: &MetadataV2) -> Result<Codec, PluginCreateError> {
-        create(metadata.configuration())
-    }
-}
+numcodecs_array_codec_create!(QuantizeCodec, QuantizeConfiguration, "quantize");
 
 whole_chunk_codec!(QuantizeCodec, |c| super::plugin::configuration_of(
     &c.configuration

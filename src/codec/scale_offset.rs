@@ -30,7 +30,7 @@ use zarrs::metadata::Configuration;
 use zarrs::metadata::v3::MetadataV3;
 use zarrs::plugin::{PluginCreateError, ZarrVersion};
 
-use super::numeric::{Elem, f32_at, f64_at, set_f32, set_f64, zeroed};
+use super::numeric::{Elem, f32_at, f64_at, zeroed};
 use super::scalar::{json_float, json_int};
 
 /// The `scale_offset` codec: `(x - offset) * scale` stored, `x / scale + offset` decoded.
@@ -109,8 +109,30 @@ fn f16_at(bytes: &[u8], i: usize) -> f16 {
     f16::from_ne_bytes([bytes[2 * i], bytes[2 * i + 1]])
 }
 
-fn set_f16(bytes: &mut [u8], i: usize, v: f16) {
-    bytes[2 * i..2 * i + 2].copy_from_slice(&v.to_ne_bytes());
+/// `(x - offset) * scale` (encoding) or `x / scale + offset` (decoding) of each native-endian
+/// float `T` of `x` into `out`, each operation rounded in `T`'s precision (`half`'s `f16`
+/// computes through `f32` and rounds once, as NumPy's float16 does).
+fn float_elements<T>(x: &[u8], offset: &[u8], scale: &[u8], direction: Direction, out: &mut [u8])
+where
+    T: bytemuck::Pod
+        + std::ops::Add<Output = T>
+        + std::ops::Sub<Output = T>
+        + std::ops::Mul<Output = T>
+        + std::ops::Div<Output = T>,
+{
+    let (o, s): (T, T) = (
+        bytemuck::pod_read_unaligned(offset),
+        bytemuck::pod_read_unaligned(scale),
+    );
+    let size = std::mem::size_of::<T>();
+    for (v, r) in x.chunks_exact(size).zip(out.chunks_exact_mut(size)) {
+        let v: T = bytemuck::pod_read_unaligned(v);
+        let value = match direction {
+            Direction::Encode => (v - o) * s,
+            Direction::Decode => v / s + o,
+        };
+        r.copy_from_slice(bytemuck::bytes_of(&value));
+    }
 }
 
 /// Which way a chunk goes.
@@ -239,39 +261,9 @@ impl ScaleOffsetCodec {
                     }
                 }
             }
-            Num::F16 => {
-                let (o, s) = (f16_at(&offset, 0), f16_at(&scale, 0));
-                for i in 0..n {
-                    let v = f16_at(x, i);
-                    let r = match direction {
-                        Direction::Encode => (v - o) * s,
-                        Direction::Decode => v / s + o,
-                    };
-                    set_f16(&mut out, i, r);
-                }
-            }
-            Num::F32 => {
-                let (o, s) = (f32_at(&offset, 0), f32_at(&scale, 0));
-                for i in 0..n {
-                    let v = f32_at(x, i);
-                    let r = match direction {
-                        Direction::Encode => (v - o) * s,
-                        Direction::Decode => v / s + o,
-                    };
-                    set_f32(&mut out, i, r);
-                }
-            }
-            Num::F64 => {
-                let (o, s) = (f64_at(&offset, 0), f64_at(&scale, 0));
-                for i in 0..n {
-                    let v = f64_at(x, i);
-                    let r = match direction {
-                        Direction::Encode => (v - o) * s,
-                        Direction::Decode => v / s + o,
-                    };
-                    set_f64(&mut out, i, r);
-                }
-            }
+            Num::F16 => float_elements::<f16>(x, &offset, &scale, direction, &mut out),
+            Num::F32 => float_elements::<f32>(x, &offset, &scale, direction, &mut out),
+            Num::F64 => float_elements::<f64>(x, &offset, &scale, direction, &mut out),
         }
         Ok(out)
     }
