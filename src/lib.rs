@@ -159,8 +159,8 @@ pub mod plan;
 pub mod store;
 
 pub use array::{
-    AnyElement, Array, ArrayError, ArrayOptions, ArrayView, Element, ShapeMismatch, VlenElement,
-    WriteBatch, block_on,
+    AnyElement, Array, ArrayError, ArrayOptions, ArrayView, Element, InnerChunkOrder,
+    ShapeMismatch, VlenElement, WriteBatch, block_on,
 };
 pub use index::{Selection, SelectionItem};
 pub use metadata::{ArrayInfo, ArraySpec, CodecSpec, DataType, ZarrFormat};

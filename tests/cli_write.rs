@@ -542,3 +542,58 @@ fn copy_hierarchies() {
     ]);
     assert!(e.contains("rank"), "{e}");
 }
+
+/// `set --inner-chunk-order morton` lays a shard out as zarr-python does, `copy` rewrites it
+/// in the order it is given (C order by default), and every layout reads the same.
+#[test]
+fn inner_chunk_order_decides_the_shard_layout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let url = tmp.path().join("a.zarr");
+    let url = url.to_str().unwrap();
+    ok(&[
+        "create", url, "--shape", "4,4", "--dtype", "uint8", "--shards", "4,4", "--chunks", "2,2",
+        "--codec", "none",
+    ]);
+    let values: Vec<u8> = (0..16).collect();
+    let npy = tmp.path().join("v.npy");
+    common::write_npy(&npy, "|u1", &[4, 4], &values);
+    ok(&[
+        "set",
+        "--inner-chunk-order",
+        "morton",
+        "--from",
+        npy.to_str().unwrap(),
+        url,
+        "",
+    ]);
+    let shard = |u: &str| std::fs::read(Path::new(u).join("c/0/0")).unwrap()[..16].to_vec();
+    // Morton: inner chunks (0,0), (1,0), (0,1), (1,1)
+    let morton = [0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15];
+    assert_eq!(shard(url), morton);
+    let out = tmp.path().join("out.npy");
+    assert_eq!(get_npy(url, "", &[], &out).2, values);
+
+    let c = tmp.path().join("c.zarr");
+    let c = c.to_str().unwrap();
+    ok(&["copy", "-q", url, c]);
+    assert_eq!(
+        shard(c),
+        [0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15]
+    );
+    assert_eq!(get_npy(c, "", &[], &out).2, values);
+    let m = tmp.path().join("m.zarr");
+    let m = m.to_str().unwrap();
+    ok(&["copy", "-q", "--inner-chunk-order", "morton", c, m]);
+    assert_eq!(shard(m), morton);
+    // a name it does not know is a usage error
+    let err = fails(&[
+        "set",
+        "--inner-chunk-order",
+        "z",
+        "--value",
+        "1",
+        url,
+        "0, 0",
+    ]);
+    assert!(err.contains("morton"), "{err}");
+}

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ndarray::{ArrayD, IxDyn};
 use object_store::memory::InMemory;
 use proptest::prelude::*;
-use zarrflow::array::{Array, ArrayOptions, ArrayView};
+use zarrflow::array::{Array, ArrayOptions, ArrayView, InnerChunkOrder};
 use zarrflow::index::{Dialect, Selection, SelectionItem, SelectionMode, Slice};
 use zarrflow::metadata::ArraySpec;
 use zarrflow::store::{Store, StoreKey, StoreOptions};
@@ -85,6 +85,7 @@ proptest! {
         fill in -3i32..3,
         seed in any::<u64>(),
         steps in 1usize..8,
+        order in 0usize..3,
     ) {
         let rank = shape.len();
         let inner = inner[..rank].to_vec();
@@ -95,7 +96,9 @@ proptest! {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         rt.block_on(async {
             let store = Store::from_object_store(Arc::new(InMemory::new()), "", "memory://p", StoreOptions::default()).unwrap();
-            let a = Array::create(&store, &StoreKey::new("a").unwrap(), &spec, ArrayOptions::default()).await.unwrap();
+            // shards laid out in C, F or Morton order
+            let options = ArrayOptions::default().with_inner_chunk_order(InnerChunkOrder::ALL[order]);
+            let a = Array::create(&store, &StoreKey::new("a").unwrap(), &spec, options).await.unwrap();
             let dims: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
             let mut model = ArrayD::from_elem(IxDyn(&dims), fill);
             let mut rng = Rng(seed);

@@ -57,6 +57,14 @@ impl Options {
                     "index_cache_bytes" => array = array.with_index_cache_bytes(count()?),
                     "write_cache_bytes" => array = array.with_write_cache_bytes(count()?),
                     "verify_checksums" => array = array.with_verify_checksums(flag()?),
+                    "inner_chunk_order" => {
+                        let order = value
+                            .extract::<String>()
+                            .ok()
+                            .and_then(|s| s.parse::<zarrflow::InnerChunkOrder>().ok())
+                            .ok_or_else(|| bad("'lexicographic', 'colexicographic' or 'morton'"))?;
+                        array = array.with_inner_chunk_order(order)
+                    }
                     "store_empty_chunks" => array = array.with_store_empty_chunks(flag()?),
                     "max_metadata_bytes" => array = array.with_max_metadata_bytes(count()?),
                     "conflict_attempts" => {

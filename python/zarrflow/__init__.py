@@ -662,7 +662,11 @@ def open(url: str, mode: str = "r", **store_options: Any) -> Array | Group:  # n
     ``decode_threads``, ``index_cache_bytes``, ``write_cache_bytes`` (bytes of shards a
     remote array keeps after writing them partially, so that its next partial write of one
     is a single conditional PUT instead of a GET and a PUT; default 0, off),
-    ``verify_checksums``, ``store_empty_chunks``, ``max_metadata_bytes``, ``concurrency``,
+    ``verify_checksums``, ``store_empty_chunks``, ``inner_chunk_order`` (how the shards
+    this array writes lay their inner chunks out: ``"lexicographic"``, C order as TensorStore
+    writes them, the default; ``"morton"``, zarr-python 3's default ``subchunk_write_order``,
+    so that the shards are byte for byte those zarr-python writes; ``"colexicographic"``;
+    never stored, every order reads the same), ``max_metadata_bytes``, ``concurrency``,
     ``suffix_requests``, ``fsync``, ``max_retries``, ``retry_timeout`` (seconds),
     ``coalesce_max_gap``,
     ``coalesce_max_request_bytes``, ``conflict_attempts`` (attempts of a conditional write

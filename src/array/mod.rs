@@ -54,6 +54,7 @@ mod written;
 use std::sync::Arc;
 
 use crate::codec::Sharding;
+pub use crate::codec::sharding::InnerChunkOrder;
 use crate::grid::DimensionGrid;
 use crate::hierarchy::ArrayNode;
 use crate::index::IndexTransform;
@@ -119,6 +120,7 @@ pub struct ArrayOptions {
     conflict_attempts: usize,
     local_write_concurrency: usize,
     write_cache_bytes: u64,
+    inner_chunk_order: InnerChunkOrder,
 }
 
 impl Default for ArrayOptions {
@@ -134,6 +136,7 @@ impl Default for ArrayOptions {
             conflict_attempts: retry::MAX_CONFLICT_ATTEMPTS,
             local_write_concurrency: DEFAULT_LOCAL_WRITE_CONCURRENCY,
             write_cache_bytes: 0,
+            inner_chunk_order: InnerChunkOrder::Lexicographic,
         }
     }
 }
@@ -282,6 +285,25 @@ impl ArrayOptions {
         self.write_cache_bytes = bytes;
         self
     }
+
+    /// How the shards this array writes lay their inner chunks out
+    /// ([`InnerChunkOrder::Lexicographic`], C order, by default).
+    pub fn inner_chunk_order(&self) -> InnerChunkOrder {
+        self.inner_chunk_order
+    }
+
+    /// Sets the order the shards this array writes lay their inner chunks out in: C order
+    /// (the default: TensorStore's and zarrs' layout), [`InnerChunkOrder::Morton`]
+    /// (zarr-python 3's default) or Fortran order. A runtime choice, never written to the
+    /// metadata: every reader follows the shard index, so the values read are the same
+    /// whatever the order; the order decides the shard objects' bytes, which are then
+    /// identical to those the matching writer stores for the same chunks. A partial write
+    /// lays the whole shard out again in this order (untouched inner chunks are still
+    /// copied verbatim).
+    pub fn with_inner_chunk_order(mut self, order: InnerChunkOrder) -> Self {
+        self.inner_chunk_order = order;
+        self
+    }
 }
 
 /// An opened Zarr v3 array. Cheap to clone.
@@ -391,7 +413,9 @@ impl Array {
 
     /// Wraps an opened node.
     pub fn from_node(node: ArrayNode, options: ArrayOptions) -> Result<Array> {
-        let node = node.with_verify_checksums(options.verify_checksums);
+        let node = node
+            .with_verify_checksums(options.verify_checksums)
+            .with_inner_chunk_order(options.inner_chunk_order);
         let meta = node.metadata();
         let dtype = meta.dtype().ok_or_else(|| {
             ArrayError::Unsupported(format!(

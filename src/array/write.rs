@@ -716,7 +716,7 @@ async fn write_shard(
     }
     let single = touched_at_most <= 1;
     let step = || -> Result<_> {
-        let mut shard = ShardParts::new(codec.clone(), key.as_str())?;
+        let mut shard = layout.sharding.shard_parts(&shard_shape, key.as_str())?;
         let mut counts = ShardCounts::default();
         // the inner chunks before `next` are in the shard (or left out)
         let mut next = 0usize;

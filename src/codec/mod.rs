@@ -455,6 +455,24 @@ impl CodecPipeline {
         self
     }
 
+    /// Lays the inner chunks of the shards this pipeline writes out in `order` (nested
+    /// sharding codecs too); C order by default. Nothing changes for an unsharded pipeline
+    /// or for reading.
+    pub fn with_inner_chunk_order(mut self, order: sharding::InnerChunkOrder) -> Self {
+        if let Some(sh) = self.sharding.take() {
+            self.sharding = Some(Box::new(sh.with_inner_chunk_order(order)));
+        }
+        self
+    }
+
+    /// How the shards this pipeline writes lay their inner chunks out (C order when
+    /// unsharded).
+    pub fn inner_chunk_order(&self) -> sharding::InnerChunkOrder {
+        self.sharding
+            .as_ref()
+            .map_or_else(Default::default, |sh| sh.inner_chunk_order())
+    }
+
     /// Whether checksums are verified on decode.
     pub fn verify_checksums(&self) -> bool {
         self.verify_checksums

@@ -1145,6 +1145,15 @@ impl ArrayNode {
         self.meta = self.meta.with_verify_checksums(on);
         self
     }
+    /// The same node writing shards with their inner chunks in `order` (see
+    /// [`ArrayOptions::with_inner_chunk_order`](crate::array::ArrayOptions::with_inner_chunk_order)).
+    pub fn with_inner_chunk_order(
+        mut self,
+        order: crate::codec::sharding::InnerChunkOrder,
+    ) -> Self {
+        self.meta = self.meta.with_inner_chunk_order(order);
+        self
+    }
     /// User attributes.
     pub fn attributes(&self) -> &Map<String, Value> {
         self.meta.attributes()
@@ -1179,7 +1188,11 @@ impl ArrayNode {
             )
             .await?;
             let verify = self.meta.codecs().verify_checksums();
-            self.meta = fresh.meta.with_verify_checksums(verify);
+            let order = self.meta.codecs().inner_chunk_order();
+            self.meta = fresh
+                .meta
+                .with_verify_checksums(verify)
+                .with_inner_chunk_order(order);
             self.version = fresh.version;
             self.attrs_version = fresh.attrs_version;
             self.unread = false;

@@ -580,6 +580,16 @@ impl ArrayMetadata {
         self
     }
 
+    /// The same metadata writing shards with their inner chunks in `order` (a runtime
+    /// setting of the codec pipeline; nothing changes in the stored document).
+    pub fn with_inner_chunk_order(
+        mut self,
+        order: crate::codec::sharding::InnerChunkOrder,
+    ) -> Self {
+        self.codecs = self.codecs.with_inner_chunk_order(order);
+        self
+    }
+
     /// The key of chunk `coords` relative to the array prefix.
     pub fn chunk_key(&self, coords: &[u64]) -> String {
         self.key_encoding.encode(coords)

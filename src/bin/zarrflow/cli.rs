@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
+use zarrflow::InnerChunkOrder;
 
 use crate::parse::{
     Compressor, DimensionNames, Shape, parse_attributes, parse_byte_size, parse_codec,
@@ -231,6 +232,42 @@ pub struct SetArgs {
     /// With --explain: print it as JSON.
     #[arg(long, requires = "explain")]
     pub json: bool,
+    #[command(flatten)]
+    pub order: OrderArgs,
+}
+
+/// How the shards a command writes lay their inner chunks out (`set`, `copy`).
+#[derive(Debug, Args, Clone, Default)]
+pub struct OrderArgs {
+    /// The order rewritten shards lay their inner chunks out in: lexicographic (C order,
+    /// TensorStore's and zarrs' layout; the default), morton (zarr-python 3's default, so
+    /// the shards are byte for byte those zarr-python writes) or colexicographic (F order).
+    /// Never stored in the metadata; every order reads the same.
+    #[arg(long, value_enum, value_name = "ORDER")]
+    pub inner_chunk_order: Option<InnerOrder>,
+}
+
+/// The order of a shard's inner chunks in the shard object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InnerOrder {
+    /// C order, the last axis fastest.
+    Lexicographic,
+    /// F order, the first axis fastest.
+    Colexicographic,
+    /// zarr-python's Morton (Z) order.
+    Morton,
+}
+
+impl OrderArgs {
+    /// The array options these arguments ask for.
+    pub fn array_options(&self) -> zarrflow::ArrayOptions {
+        let order = match self.inner_chunk_order {
+            None | Some(InnerOrder::Lexicographic) => InnerChunkOrder::Lexicographic,
+            Some(InnerOrder::Colexicographic) => InnerChunkOrder::Colexicographic,
+            Some(InnerOrder::Morton) => InnerChunkOrder::Morton,
+        };
+        zarrflow::ArrayOptions::default().with_inner_chunk_order(order)
+    }
 }
 
 /// Where a sharded array's shard index lies.
@@ -356,6 +393,8 @@ pub struct CopyArgs {
     /// root holds it).
     #[arg(long)]
     pub consolidate: bool,
+    #[command(flatten)]
+    pub order: OrderArgs,
 }
 
 /// `zarrflow consolidate`.

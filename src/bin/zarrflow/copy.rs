@@ -22,7 +22,8 @@ pub async fn run(args: CopyArgs) -> Result<()> {
     let progress = Arc::new(Progress::new(units, bytes, args.quiet));
     let mut options = CopyOptions::default()
         .with_overwrite(args.overwrite)
-        .with_consolidate(args.consolidate);
+        .with_consolidate(args.consolidate)
+        .with_array_options(args.order.array_options());
     if let Some(jobs) = args.jobs {
         options = options.with_jobs(jobs);
     }

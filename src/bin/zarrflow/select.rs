@@ -19,8 +19,13 @@ pub fn open_store(url: &str) -> Result<Store> {
 
 /// Opens the array at a URL.
 pub async fn open_array(url: &str) -> Result<Array> {
+    open_array_with(url, ArrayOptions::default()).await
+}
+
+/// Opens the array at a URL with `options`.
+pub async fn open_array_with(url: &str, options: ArrayOptions) -> Result<Array> {
     let store = open_store(url)?;
-    Ok(Array::open_in(&store, &StoreKey::root(), ArrayOptions::default()).await?)
+    Ok(Array::open_in(&store, &StoreKey::root(), options).await?)
 }
 
 /// The view of `array` selected by a SELECTION string, or by a transform file (read within

@@ -10,11 +10,11 @@ use crate::error::{CliError, Result};
 use crate::get::element_type;
 use crate::parse::value_bytes;
 use crate::quote::quoted_path;
-use crate::select::{open_array, view_of};
+use crate::select::{open_array_with, view_of};
 
 /// Runs `zarrflow set`.
 pub async fn run(args: SetArgs) -> Result<()> {
-    let array = open_array(&args.url).await?;
+    let array = open_array_with(&args.url, args.order.array_options()).await?;
     let view = view_of(&array, &args.selection, &args.mode, &args.limits)?;
     if args.explain {
         // what any values would do: --from / --value are not read

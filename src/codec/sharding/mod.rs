@@ -1,7 +1,8 @@
 //! zarrflow's own `sharding_indexed` layer, split like zarrs' `sharding/`: the configuration
 //! (`config.rs`: [`ShardingConfig`]), the decoded index (`index.rs`: [`ShardIndex`]), the
 //! index codec (`index_codec.rs`: [`ShardIndexCodec`]), a shard built inner chunk by inner
-//! chunk (`assembler.rs`: [`ShardAssembler`], [`ShardParts`]), size and fill helpers (`helpers.rs`),
+//! chunk (`assembler.rs`: [`ShardAssembler`], [`ShardParts`]) in a layout order (`order.rs`:
+//! [`InnerChunkOrder`], a runtime choice), size and fill helpers (`helpers.rs`),
 //! and here the layer itself ([`Sharding`]): whole-shard encode, assemble and decode. zarrs
 //! supplies only the codec chains.
 
@@ -10,6 +11,7 @@ mod config;
 mod helpers;
 mod index;
 mod index_codec;
+mod order;
 
 pub use assembler::{OWN_PIECE_BYTES, ShardAssembler, ShardParts};
 pub use config::{IndexLocation, ShardingConfig};
@@ -17,6 +19,9 @@ pub use helpers::fill_bytes;
 pub(crate) use helpers::{check_size, checked_bytes, fixed_size};
 pub use index::{EMPTY_SENTINEL, MAX_SHARD_ENTRIES, ShardIndex};
 pub use index_codec::ShardIndexCodec;
+pub use order::{InnerChunkOrder, UnknownInnerChunkOrder};
+
+use std::sync::{Arc, Mutex};
 
 use super::block::{extract_block, insert_block, num_elements, unravel};
 use super::bounds::try_fill_bytes;
@@ -33,7 +38,14 @@ pub struct Sharding {
     /// ([`CodecPipeline::with_data_type_bounds`]); index entries longer than this are
     /// refused.
     max_entry: Option<u64>,
+    /// How shards written through this layer lay their inner chunks out.
+    order: InnerChunkOrder,
+    /// The last layout worked out for `order`: inner grid and ranks (shared by clones).
+    ranks: Arc<Mutex<Option<KeptRanks>>>,
 }
+
+/// An inner grid and the ranks of its inner chunks in a layout order.
+type KeptRanks = (Vec<u64>, Arc<[u32]>);
 
 impl Sharding {
     /// Build from a parsed configuration (`field` names the codec in errors).
@@ -57,7 +69,53 @@ impl Sharding {
             inner,
             field: field.to_string(),
             max_entry: None,
+            order: InnerChunkOrder::default(),
+            ranks: Arc::default(),
         })
+    }
+
+    /// Lays the inner chunks of the shards this layer writes out in `order` (and those of
+    /// nested sharding codecs too); C order by default. A runtime choice: reading is the same.
+    pub fn with_inner_chunk_order(mut self, order: InnerChunkOrder) -> Self {
+        if order != self.order {
+            self.order = order;
+            self.ranks = Arc::default();
+        }
+        self.inner = self.inner.with_inner_chunk_order(order);
+        self
+    }
+
+    /// How the shards this layer writes lay their inner chunks out.
+    pub fn inner_chunk_order(&self) -> InnerChunkOrder {
+        self.order
+    }
+
+    /// Where each inner chunk of a shard of `chunks_per_shard` inner chunks goes in this
+    /// layer's layout order ([`InnerChunkOrder::ranks`]; `None`: C order); the last one
+    /// worked out is kept.
+    pub fn layout_ranks(&self, chunks_per_shard: &[u64]) -> Result<Option<Arc<[u32]>>, CodecError> {
+        if self.order == InnerChunkOrder::Lexicographic {
+            return Ok(None);
+        }
+        let mut kept = self.ranks.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((cps, ranks)) = kept.as_ref()
+            && cps == chunks_per_shard
+        {
+            return Ok(Some(ranks.clone()));
+        }
+        let ranks = self.order.ranks(chunks_per_shard)?;
+        if let Some(r) = &ranks {
+            *kept = Some((chunks_per_shard.to_vec(), r.clone()));
+        }
+        Ok(ranks)
+    }
+
+    /// An empty [`ShardParts`] for a shard of `shard_shape`, in this layer's layout order;
+    /// `what` names the shard in errors.
+    pub fn shard_parts(&self, shard_shape: &[u64], what: &str) -> Result<ShardParts, CodecError> {
+        let codec = self.index_codec(shard_shape)?;
+        let ranks = self.layout_ranks(codec.chunks_per_shard())?;
+        ShardParts::with_ranks(codec, ranks, what)
     }
 
     /// Works out, for elements of `data_type`, the most bytes an inner chunk's encoding
@@ -156,7 +214,7 @@ impl Sharding {
     /// Encode a whole shard (decoded C-order native-endian bytes of `shard_shape`).
     ///
     /// Inner chunks equal to the fill value are omitted (sentinel entries); the others are
-    /// written compactly in C order. Returns `None` when every inner chunk is empty: the shard
+    /// written compactly in the layout order. Returns `None` when every inner chunk is empty: the shard
     /// should then be deleted rather than stored.
     pub fn encode_shard(
         &self,
@@ -174,7 +232,8 @@ impl Sharding {
         let codec = self.index_codec(shard_shape)?;
         let cps = codec.chunks_per_shard().to_vec();
         let cs = &self.config.chunk_shape;
-        let mut shard = ShardAssembler::new(codec, "shard index")?;
+        let ranks = self.layout_ranks(&cps)?;
+        let mut shard = ShardAssembler::with_ranks(codec, ranks, "shard index")?;
         for i in 0..num_elements(&cps) {
             let coords = unravel(i, &cps);
             let start: Vec<u64> = coords.iter().zip(cs).map(|(c, s)| c * s).collect();
@@ -189,8 +248,8 @@ impl Sharding {
 
     /// Assemble a shard from already-encoded inner chunks (C order over the inner grid,
     /// `None` = empty), e.g. for read-modify-write, where untouched inner chunks are copied
-    /// byte for byte. Chunks are laid out compactly in C order; returns `None` when every
-    /// inner chunk is empty (delete the shard instead).
+    /// byte for byte. Chunks are laid out compactly in the layout order; returns `None` when
+    /// every inner chunk is empty (delete the shard instead).
     pub fn assemble_shard(
         &self,
         shard_shape: &[u64],
@@ -202,7 +261,8 @@ impl Sharding {
             encoded.len(),
             num_elements(index_codec.chunks_per_shard()) as usize,
         )?;
-        let mut shard = ShardAssembler::new(index_codec, "shard index")?;
+        let ranks = self.layout_ranks(index_codec.chunks_per_shard())?;
+        let mut shard = ShardAssembler::with_ranks(index_codec, ranks, "shard index")?;
         shard.reserve(encoded.iter().flatten().map(|e| e.len() as u64).sum())?;
         for (i, enc) in encoded.iter().enumerate() {
             if let Some(enc) = enc {
