@@ -135,13 +135,14 @@ pub fn create_array(
         (None, Some(chunks)) => spec = spec.shard_shape(chunks),
         (None, None) => {}
     }
-    let element_size = spec
-        .dtype()
-        // a variable-length type's codecs take no element size (blosc's typesize: 1)
-        .map(|d| d.size().max(1))
-        .ok_or_else(|| errors::value_error(py, &format!("unknown data type {data_type:?}")))?;
+    if spec.dtype().is_none() {
+        return Err(errors::value_error(
+            py,
+            &format!("unknown data type {data_type:?}"),
+        ));
+    }
     let mut codecs = filters_of(py, filters_json)?;
-    codecs.extend(codecs_of(py, codec, element_size)?);
+    codecs.extend(codecs_of(py, codec)?);
     spec = spec.codecs(codecs);
     if let Some(bytes) = fill_value {
         spec = spec
@@ -194,7 +195,7 @@ const BLOSC_CNAMES: [&str; 5] = ["blosclz", "lz4", "lz4hc", "zlib", "zstd"];
 
 /// The (inner) chunk codecs of a codec name: `bytes`, then the compressor (the CLI's
 /// `--codec` forms).
-fn codecs_of(py: Python<'_>, text: &str, element_size: usize) -> PyResult<Vec<CodecSpec>> {
+fn codecs_of(py: Python<'_>, text: &str) -> PyResult<Vec<CodecSpec>> {
     let bad = |why: &str| {
         errors::value_error(
             py,
@@ -252,10 +253,11 @@ fn codecs_of(py: Python<'_>, text: &str, element_size: usize) -> PyResult<Vec<Co
                 .into_iter()
                 .find(|c| *c == name)
                 .ok_or_else(|| bad(&format!("unknown blosc compressor {name:?}")))?;
-            Some(CodecSpec::blosc(
+            // its type size and shuffle are set from the elements it sees (after the
+            // filters), as zarr-python sets them
+            Some(CodecSpec::blosc_per_array(
                 cname,
                 level(rest.get(1), 0, 9, 5)? as u32,
-                element_size,
             ))
         }
         _ => return Err(bad("unknown codec")),

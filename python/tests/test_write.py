@@ -315,3 +315,31 @@ def test_local_write_concurrency_is_an_option_and_writes_every_shard(tmp_url, n)
     a[...] = values
     assert np.array_equal(zarr.open_array(url, mode="r")[:], values)
     assert np.array_equal(tensorstore_read(url), values)
+
+
+@pytest.mark.parametrize("sharded", [True, False], ids=["sharded", "unsharded"])
+def test_blosc_after_filters_takes_the_type_the_filters_make_as_zarr_python(tmp_url, sharded):
+    import pathlib
+
+    import zarr.codecs as zc
+
+    data = (np.arange(240, dtype="float32").reshape(12, 20) % 97) * 1.25
+    filters = [zc.CastValue(data_type="uint8", rounding="nearest-even", out_of_range="clamp")]
+    layout = {"shards": (12, 20), "chunks": (6, 10)} if sharded else {"chunks": (6, 10)}
+    url = tmp_url()
+    a = zarrflow.create(url, shape=data.shape, dtype="float32", filters=filters, codec="blosc",
+                        inner_chunk_order="morton", **layout)
+    a[...] = data
+    z = zarr.open_array(url, mode="r")
+    blosc = next(c for c in z.compressors)
+    # typesize 1 and bit shuffle: the uint8 elements blosc sees, as zarr-python sets them
+    assert (blosc.typesize, str(getattr(blosc.shuffle, "value", blosc.shuffle))) == (1, "bitshuffle")
+    url2 = tmp_url()
+    z2 = zarr.create_array(url2, shape=data.shape, dtype="float32", filters=filters,
+                           compressors=zc.BloscCodec(cname="zstd", clevel=5), **layout)
+    z2[...] = data
+    assert (z2.compressors[0].typesize, z2.compressors[0].shuffle) == (1, blosc.shuffle)
+    ours = sorted(p.relative_to(url) for p in pathlib.Path(url, "c").rglob("*") if p.is_file())
+    for rel in ours:
+        assert pathlib.Path(url, rel).read_bytes() == pathlib.Path(url2, rel).read_bytes(), rel
+    assert np.array_equal(z2[...], a[...])

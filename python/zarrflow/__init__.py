@@ -731,7 +731,9 @@ def create(
     inner chunk per shard. ``codec``: ``"zstd[:LEVEL]"`` (default), ``"gzip[:LEVEL]"``,
     ``"zlib[:LEVEL]"``, ``"bz2[:LEVEL]"``, ``"lz4[:ACCELERATION]"``, ``"lzma[:PRESET]"``
     (numcodecs' codecs, as zarr-python 3 names them; lz4's acceleration is recorded, zarrflow
-    compresses at acceleration 1's speed), ``"blosc[:CNAME[:LEVEL]]"`` or ``"none"``.
+    compresses at acceleration 1's speed), ``"blosc[:CNAME[:LEVEL]]"`` (its type size the
+    element size of what it compresses, after the filters, with bit shuffle for one byte and
+    byte shuffle otherwise, as zarr-python sets them) or ``"none"``.
     ``filters``: array-to-array codecs applied before the chunk is serialized (one codec or
     a list): zarr-python's codec objects (``zarr.codecs.ScaleOffset``, ``CastValue``,
     ``zarr.codecs.numcodecs.Delta``, ...) and their JSON forms (``{"name":

@@ -562,6 +562,24 @@ impl CodecPipeline {
         Ok((dt, fv))
     }
 
+    /// The element size in bytes of what the array→array codecs at the head of `codecs` (a
+    /// chain's filters, up to its `bytes` codec) make of `data_type`'s elements: what the
+    /// bytes→bytes codecs after `bytes` see (blosc's type size, as zarr-python sets it).
+    /// `None` when there are no such codecs, or they cannot be built for `data_type` (the
+    /// chain is refused with its own error when the array is opened).
+    pub(crate) fn filtered_element_size(
+        codecs: &[MetadataV3],
+        data_type: &DataType,
+    ) -> Option<usize> {
+        let filters = codecs.iter().position(|c| c.name() == "bytes")?;
+        if filters == 0 {
+            return None;
+        }
+        let chain = CodecPipeline::from_metadata(&codecs[..=filters]).ok()?;
+        let (frame, _) = chain.frame_type(data_type, None).ok()?;
+        frame.fixed_size()
+    }
+
     /// The part of [`Self::validate`] that depends on each dimension separately: a shard of
     /// `shape` divides into whole inner chunks (in the sharding codec's frame). Cheap (no
     /// codec is built), for grids with many distinct chunk shapes.

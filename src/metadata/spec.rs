@@ -324,6 +324,13 @@ impl ArraySpec {
         if shard_shape.contains(&0) {
             return Err(bad("shard_shape", "sizes must be >= 1".into()));
         }
+        // blosc's type size (when not given) is the element size its input has: after the
+        // filters before `bytes`, as zarr-python sets it
+        let filtered_size = self.codecs.as_ref().and_then(|codecs| {
+            let zarrs_type = super::fixed_text::zarrs_data_type(&self.data_type).ok()?;
+            crate::codec::CodecPipeline::filtered_element_size(codecs, &zarrs_type)
+        });
+        let element_size = filtered_size.unwrap_or(dtype.size()).max(1);
         let inner_codecs: Vec<MetadataV3> = match &self.codecs {
             Some(codecs) => codecs
                 .iter()
@@ -336,7 +343,7 @@ impl ArraySpec {
                         Some(vlen) if spec.name == "bytes" => {
                             MetadataV3::new_with_configuration(vlen, Map::new())
                         }
-                        _ => spec.fit_to_element(dtype.size().max(1)).to_metadata(),
+                        _ => spec.fit_to_element(element_size).to_metadata(),
                     }
                 })
                 .collect(),
@@ -503,5 +510,64 @@ fn vlen_codec_name(dtype: DataType) -> Option<&'static str> {
         DataType::String => Some("vlen-utf8"),
         DataType::Bytes => Some("vlen-bytes"),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metadata::CodecSpec;
+
+    /// The `blosc` configuration `spec` builds.
+    fn blosc_of(spec: ArraySpec) -> Value {
+        let meta = spec.build().unwrap();
+        let json = serde_json::to_value(meta.zarrs_metadata()).unwrap();
+        let codecs = json["codecs"].as_array().unwrap().clone();
+        let codecs = match codecs[0]["name"].as_str() {
+            Some("sharding_indexed") => codecs[0]["configuration"]["codecs"]
+                .as_array()
+                .unwrap()
+                .clone(),
+            _ => codecs,
+        };
+        codecs.iter().find(|c| c["name"] == "blosc").unwrap()["configuration"].clone()
+    }
+
+    #[test]
+    fn blosc_takes_the_element_size_its_input_has() {
+        let astype = CodecSpec::new(
+            "numcodecs.astype",
+            json!({"encode_dtype": "<u1", "decode_dtype": "<i4"}),
+        );
+        let per_array = CodecSpec::blosc_per_array("zstd", 5);
+        // no filters: the array's element size
+        let plain =
+            ArraySpec::new(vec![8], "int32").codecs([CodecSpec::bytes(), per_array.clone()]);
+        let cfg = blosc_of(plain);
+        assert_eq!(
+            (cfg["typesize"].clone(), cfg["shuffle"].clone()),
+            (json!(4), json!("shuffle"))
+        );
+        // after astype to uint8: one byte, bit shuffle (as zarr-python sets them), sharded too
+        for sharded in [false, true] {
+            let mut spec = ArraySpec::new(vec![8], "int32").codecs([
+                astype.clone(),
+                CodecSpec::bytes(),
+                per_array.clone(),
+            ]);
+            if sharded {
+                spec = spec.shard_shape(vec![8]).inner_chunk_shape(vec![4]);
+            }
+            let cfg = blosc_of(spec);
+            assert_eq!(cfg["typesize"], json!(1), "sharded: {sharded}");
+            assert_eq!(cfg["shuffle"], json!("bitshuffle"), "sharded: {sharded}");
+        }
+        // a type size given is kept
+        let given = ArraySpec::new(vec![8], "int32").codecs([
+            astype,
+            CodecSpec::bytes(),
+            CodecSpec::blosc("lz4", 1, 4),
+        ]);
+        assert_eq!(blosc_of(given)["typesize"], json!(4));
     }
 }
