@@ -68,6 +68,30 @@ fn cases() -> Vec<Case> {
         ),
         // one dimension: Morton order is C order
         case("line", &[100], &[50], &[5], "uint16", "<u2", 2),
+        // a size-1 axis in the inner grid (2 x 1 x 3)
+        case(
+            "flat_axis",
+            &[4, 1, 6],
+            &[4, 1, 6],
+            &[2, 1, 2],
+            "int32",
+            "<i4",
+            4,
+        ),
+        // nested sharding: 2 x 2 inner shards of 2 x 2 inner chunks each, both laid out
+        // in the order (the inner shards through the whole-shard encoder)
+        case("nested", &[8, 8], &[8, 8], &[4, 4], "uint16", "<u2", 2).codecs([CodecSpec::new(
+            "sharding_indexed",
+            json!({
+                "chunk_shape": [2, 2],
+                "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+                "index_codecs": [
+                    {"name": "bytes", "configuration": {"endian": "little"}},
+                    {"name": "crc32c"}
+                ],
+                "index_location": "end"
+            }),
+        )]),
     ]
 }
 

@@ -340,6 +340,8 @@ def test_blosc_after_filters_takes_the_type_the_filters_make_as_zarr_python(tmp_
     z2[...] = data
     assert (z2.compressors[0].typesize, z2.compressors[0].shuffle) == (1, blosc.shuffle)
     ours = sorted(p.relative_to(url) for p in pathlib.Path(url, "c").rglob("*") if p.is_file())
+    theirs = sorted(p.relative_to(url2) for p in pathlib.Path(url2, "c").rglob("*") if p.is_file())
+    assert ours == theirs and ours
     for rel in ours:
         assert pathlib.Path(url, rel).read_bytes() == pathlib.Path(url2, rel).read_bytes(), rel
     assert np.array_equal(z2[...], a[...])

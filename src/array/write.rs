@@ -6,7 +6,9 @@
 //!   writes, and stored with no read;
 //! - otherwise the shard is read once; only inner chunks that are touched but not fully
 //!   covered are decoded; untouched inner chunks keep their encoded bytes; the shard is
-//!   re-assembled in C order and stored with a conditional PUT on the version read (retried
+//!   re-assembled in the array's inner chunk order (C order unless
+//!   [`ArrayOptions::with_inner_chunk_order`](super::ArrayOptions::with_inner_chunk_order)
+//!   says otherwise) and stored with a conditional PUT on the version read (retried
 //!   on conflict where the store supports it);
 //! - after a conflict, or a PUT or DELETE whose outcome is unknown (an error that may have
 //!   come after the store acted, such as a lost response), the next attempt reads the object
@@ -716,7 +718,7 @@ async fn write_shard(
     }
     let single = touched_at_most <= 1;
     let step = || -> Result<_> {
-        let mut shard = layout.sharding.shard_parts(&shard_shape, key.as_str())?;
+        let mut shard = layout.sharding.shard_parts(codec.clone(), key.as_str())?;
         let mut counts = ShardCounts::default();
         // the inner chunks before `next` are in the shard (or left out)
         let mut next = 0usize;

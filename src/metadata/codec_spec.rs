@@ -67,8 +67,10 @@ impl CodecSpec {
     }
 
     /// `blosc` with compressor `cname` at `clevel`, its type size and shuffle left for
-    /// [`ArraySpec::build`](super::ArraySpec::build) to set from the array's element size
-    /// (as [`blosc`](Self::blosc) would): one codec list for arrays of several data types.
+    /// [`ArraySpec::build`](super::ArraySpec::build) to set from the size of the elements it
+    /// compresses (the array's, or those the filters before `bytes` make; as
+    /// [`blosc`](Self::blosc) would, and as zarr-python sets them): one codec list for
+    /// arrays of several data types.
     pub fn blosc_per_array(cname: &str, clevel: u32) -> Self {
         CodecSpec::new(
             "blosc",

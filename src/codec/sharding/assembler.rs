@@ -1,7 +1,9 @@
 //! A shard built as its inner chunks arrive: [`ShardAssembler`] (one contiguous buffer) and
 //! [`ShardParts`] (the encodings kept as they are, for a PUT of several parts). Both lay the
-//! inner chunks out compactly in the shard's [`InnerChunkOrder`], whatever order they arrive
-//! in.
+//! inner chunks out compactly in the shard's layout order ([`InnerChunkOrder`]: C order
+//! unless ranks say otherwise), streaming them in as they come when they come in that order.
+//!
+//! [`InnerChunkOrder`]: super::InnerChunkOrder
 
 use std::sync::Arc;
 
@@ -12,223 +14,170 @@ use super::index::ShardIndex;
 use super::index_codec::ShardIndexCodec;
 use crate::codec::CodecError;
 
-/// Which inner chunks were placed, and where each goes in the shard's layout order; shared by
-/// both assemblers. Memory holds an entry per inner chunk placed, not per inner chunk.
+/// Where each inner chunk lands in a shard laid out compactly in ascending layout order, and
+/// the index that says so; shared by both assemblers.
 #[derive(Debug)]
 struct Layout {
     codec: ShardIndexCodec,
+    index: ShardIndex,
     /// `ranks[linear]`: the inner chunk's position in the layout; `None`: C order.
-    ranks: Option<Arc<[u32]>>,
-    /// Inner chunks in the shard.
-    n: usize,
-    /// `(rank, linear)` of each inner chunk placed, in the order placed.
-    placed: Vec<(u32, u32)>,
-    /// Whether `placed` is in strictly ascending rank (so already in layout order).
-    in_order: bool,
-    /// Names the shard in errors.
-    what: String,
+    ranks: Option<Arc<Vec<u32>>>,
+    /// The least rank the next inner chunk placed may have.
+    next: u64,
+    /// The shard's bytes so far (with room for the index when it lies at the start).
+    len: u64,
 }
 
 impl Layout {
     fn new(
         codec: ShardIndexCodec,
-        ranks: Option<Arc<[u32]>>,
+        ranks: Option<Arc<Vec<u32>>>,
         what: &str,
     ) -> Result<Self, CodecError> {
-        // at most MAX_SHARD_ENTRIES (2^30): checked by the index codec
-        let n = crate::codec::block::num_elements(codec.chunks_per_shard()) as usize;
-        if ranks.as_ref().is_some_and(|r| r.len() != n) {
+        let index = ShardIndex::try_new_empty(codec.chunks_per_shard(), what)?;
+        if let Some(r) = &ranks
+            && r.len() != index.len()
+        {
             return Err(assembly(format!(
-                "a layout order of {} inner chunks for a shard of {n}",
-                ranks.as_ref().map_or(0, |r| r.len())
+                "a layout order of {} inner chunks for a shard of {}",
+                r.len(),
+                index.len()
             )));
         }
+        let len = match codec.location() {
+            IndexLocation::Start => codec.encoded_size(),
+            IndexLocation::End => 0,
+        };
         Ok(Layout {
             codec,
+            index,
             ranks,
-            n,
-            placed: Vec::new(),
-            in_order: true,
-            what: what.to_string(),
+            next: 0,
+            len,
         })
     }
 
-    /// Notes inner chunk `linear` (C order) as placed.
-    fn place(&mut self, linear: usize) -> Result<(), CodecError> {
-        if linear >= self.n {
+    /// The layout position of inner chunk `linear` (C order); an error past the end.
+    fn rank(&self, linear: usize) -> Result<u32, CodecError> {
+        if linear >= self.index.len() {
             return Err(assembly(format!(
                 "inner chunk {linear} placed in a shard of {}",
-                self.n
+                self.index.len()
             )));
         }
-        let rank = self.ranks.as_ref().map_or(linear as u32, |r| r[linear]);
-        if let Some(&(last, _)) = self.placed.last() {
-            self.in_order &= rank > last;
+        Ok(self.ranks.as_ref().map_or(linear as u32, |r| r[linear]))
+    }
+
+    /// Places inner chunk `linear` of `size` bytes after the last one placed, which must
+    /// come before it in the layout order.
+    fn place(&mut self, linear: usize, size: u64) -> Result<(), CodecError> {
+        let rank = u64::from(self.rank(linear)?);
+        if rank < self.next {
+            return Err(assembly(format!(
+                "inner chunk {linear} placed out of the layout order (or twice)"
+            )));
         }
-        self.placed
-            .try_reserve(1)
-            .map_err(|_| alloc(self.placed.len() as u64 * 8))?;
-        self.placed.push((rank, linear as u32));
+        let start = self.len;
+        let end = start.checked_add(size).ok_or(alloc(u64::MAX))?;
+        self.index.set(linear, Some(start..end));
+        self.next = rank + 1;
+        self.len = end;
         Ok(())
     }
 
-    /// The order to lay the placed inner chunks out in: positions into `placed`, by rank.
-    /// An inner chunk placed twice is an error.
-    fn arrangement(&self) -> Result<Vec<usize>, CodecError> {
-        let mut order: Vec<usize> = Vec::new();
-        order
-            .try_reserve_exact(self.placed.len())
-            .map_err(|_| alloc(self.placed.len() as u64 * 8))?;
-        order.extend(0..self.placed.len());
-        if !self.in_order {
-            order.sort_unstable_by_key(|&k| self.placed[k].0);
-            if let Some(w) = order
-                .windows(2)
-                .find(|w| self.placed[w[0]].0 == self.placed[w[1]].0)
-            {
-                return Err(assembly(format!(
-                    "inner chunk {} placed twice",
-                    self.placed[w[0]].1
-                )));
-            }
-        }
-        Ok(order)
-    }
-
-    /// The offset of the first inner chunk (after the index when it lies at the start).
-    fn first_offset(&self) -> u64 {
-        match self.codec.location() {
-            IndexLocation::Start => self.codec.encoded_size(),
-            IndexLocation::End => 0,
-        }
-    }
-
-    /// The index of inner chunks laid out compactly in `order` (from
-    /// [`arrangement`](Self::arrangement)) with `size(k)` bytes for `placed[k]`, and that
-    /// index encoded; `None` when nothing was placed.
-    fn index(
-        &self,
-        order: &[usize],
-        size: impl Fn(usize) -> u64,
-    ) -> Result<Option<(ShardIndex, Vec<u8>)>, CodecError> {
-        if self.placed.is_empty() {
+    /// The encoded index; `None` when no inner chunk was placed (delete the shard instead).
+    fn encoded_index(&self) -> Result<Option<Vec<u8>>, CodecError> {
+        if self.index.all_empty() {
             return Ok(None);
         }
-        let mut index = ShardIndex::try_new_empty(self.codec.chunks_per_shard(), &self.what)?;
-        let mut offset = self.first_offset();
-        for &k in order {
-            let end = offset.checked_add(size(k)).ok_or(alloc(u64::MAX))?;
-            index.set(self.placed[k].1 as usize, Some(offset..end));
-            offset = end;
-        }
-        let encoded = self.codec.encode(&index)?;
-        let declared = self.codec.encoded_size() as usize;
-        if encoded.len() != declared {
+        let encoded = self.codec.encode(&self.index)?;
+        let size = self.codec.encoded_size() as usize;
+        if encoded.len() != size {
             return Err(assembly(format!(
-                "the index encodes to {} bytes, not the {declared} its codec declares",
+                "the index encodes to {} bytes, not the {size} its codec declares",
                 encoded.len()
             )));
         }
-        Ok(Some((index, encoded)))
+        Ok(Some(encoded))
     }
 }
 
-/// Builds a shard from its encoded inner chunks handed over one at a time
-/// ([`append`](Self::append)), laid out compactly in the layout order into one buffer: memory
-/// holds the shard being built, its index and an entry per inner chunk appended. Inner
-/// chunks appended in the layout order are copied once; otherwise once more when the shard
-/// is finished. Used by [`Sharding::assemble_shard`](super::Sharding::assemble_shard).
+/// Builds a shard from its encoded inner chunks handed over one at a time in ascending
+/// layout order ([`append`](Self::append)), laid out compactly in that order: memory holds
+/// the shard being built and its index, never a list of the inner chunks. Used by
+/// [`Sharding::encode_shard`](super::Sharding::encode_shard) and
+/// [`Sharding::assemble_shard`](super::Sharding::assemble_shard), which visit the inner
+/// chunks in layout order.
 #[derive(Debug)]
 pub struct ShardAssembler {
     layout: Layout,
-    /// Room for the index when it lies at the start, then the inner chunks appended, back
-    /// to back in the order appended.
-    data: Vec<u8>,
-    /// Where each appended inner chunk lies in `data`, in the order appended.
-    spans: Vec<(usize, usize)>,
+    /// The shard so far: (room for) the index first when it lies at the start, then the
+    /// inner chunks appended.
+    shard: Vec<u8>,
 }
 
 impl ShardAssembler {
-    /// An empty shard of the inner grid of `codec` laid out in C order; `what` names the
+    /// An empty shard of the inner grid of `codec`, laid out in C order; `what` names the
     /// shard in errors.
     pub fn new(codec: ShardIndexCodec, what: &str) -> Result<Self, CodecError> {
         Self::with_ranks(codec, None, what)
     }
 
-    /// An empty shard laid out by `ranks` (see [`InnerChunkOrder::ranks`]; `None`: C order).
-    ///
-    /// [`InnerChunkOrder::ranks`]: super::InnerChunkOrder::ranks
+    /// An empty shard laid out by `ranks` (from
+    /// [`InnerChunkOrder::ranks`](super::InnerChunkOrder::ranks); `None`: C order).
     pub fn with_ranks(
         codec: ShardIndexCodec,
-        ranks: Option<Arc<[u32]>>,
+        ranks: Option<Arc<Vec<u32>>>,
         what: &str,
     ) -> Result<Self, CodecError> {
         let layout = Layout::new(codec, ranks, what)?;
-        let mut data = Vec::new();
-        grow(&mut data, layout.first_offset())?;
-        data.resize(layout.first_offset() as usize, 0);
-        Ok(ShardAssembler {
-            layout,
-            data,
-            spans: Vec::new(),
-        })
+        let mut shard = Vec::new();
+        grow(&mut shard, layout.len)?;
+        shard.resize(layout.len as usize, 0);
+        Ok(ShardAssembler { layout, shard })
     }
 
-    /// Reserves room for `bytes` more bytes of inner chunks (and the index), when their
-    /// total is known in advance: the shard then grows no more.
+    /// Reserves room for `bytes` more bytes of inner chunks (and the index, when it comes
+    /// last), when their total is known in advance: the shard then grows no more.
     pub fn reserve(&mut self, bytes: u64) -> Result<(), CodecError> {
-        let more = bytes.saturating_add(self.layout.codec.encoded_size());
-        let total = (self.data.len() as u64).saturating_add(more);
+        let index = match self.layout.codec.location() {
+            IndexLocation::Start => 0,
+            IndexLocation::End => self.layout.codec.encoded_size(),
+        };
+        let more = bytes.saturating_add(index);
+        let total = (self.shard.len() as u64).saturating_add(more);
         usize::try_from(more)
             .ok()
-            .and_then(|n| self.data.try_reserve_exact(n).ok())
+            .and_then(|n| self.shard.try_reserve_exact(n).ok())
             .ok_or(alloc(total))
     }
 
-    /// Appends the encoding of inner chunk `linear` (C-order index over the inner grid);
-    /// inner chunks never appended stay empty. Each inner chunk at most once.
+    /// Appends the encoding of inner chunk `linear` (its C-order index over the inner grid);
+    /// inner chunks never appended stay empty. Inner chunks come in ascending layout order,
+    /// each at most once.
     pub fn append(&mut self, linear: usize, encoded: &[u8]) -> Result<(), CodecError> {
-        self.layout.place(linear)?;
-        grow(&mut self.data, encoded.len() as u64)?;
-        self.spans
-            .try_reserve(1)
-            .map_err(|_| alloc(self.spans.len() as u64 * 16))?;
-        let start = self.data.len();
-        self.data.extend_from_slice(encoded);
-        self.spans.push((start, self.data.len()));
+        grow(&mut self.shard, encoded.len() as u64)?;
+        self.layout.place(linear, encoded.len() as u64)?;
+        self.shard.extend_from_slice(encoded);
         Ok(())
     }
 
-    /// The shard, its index in place; `None` when no inner chunk was appended (delete the
-    /// shard instead).
-    pub fn finish(self) -> Result<Option<Vec<u8>>, CodecError> {
-        let order = self.layout.arrangement()?;
-        let spans = &self.spans;
-        let Some((_, index)) = self
-            .layout
-            .index(&order, |k| (spans[k].1 - spans[k].0) as u64)?
-        else {
+    /// The shard, its index written in place; `None` when no inner chunk was appended
+    /// (delete the shard instead).
+    pub fn finish(mut self) -> Result<Option<Vec<u8>>, CodecError> {
+        let Some(encoded) = self.layout.encoded_index()? else {
             return Ok(None);
         };
-        let mut data = self.data;
-        if !self.layout.in_order {
-            let head = self.layout.first_offset() as usize;
-            let mut arranged = Vec::new();
-            grow(&mut arranged, data.len() as u64 + index.len() as u64)?;
-            arranged.resize(head, 0);
-            for &k in &order {
-                arranged.extend_from_slice(&data[spans[k].0..spans[k].1]);
-            }
-            data = arranged;
-        }
         match self.layout.codec.location() {
-            IndexLocation::Start => data[..index.len()].copy_from_slice(&index),
+            IndexLocation::Start => self.shard[..encoded.len()].copy_from_slice(&encoded),
             IndexLocation::End => {
-                grow(&mut data, index.len() as u64)?;
-                data.extend_from_slice(&index);
+                self.shard
+                    .try_reserve_exact(encoded.len())
+                    .map_err(|_| alloc(encoded.len() as u64))?;
+                self.shard.extend_from_slice(&encoded);
             }
         }
-        Ok(Some(data))
+        Ok(Some(self.shard))
     }
 }
 
@@ -239,11 +188,21 @@ impl ShardAssembler {
 /// [`OWN_PIECE_BYTES`] are never copied, so a writer that encodes in parallel has no large
 /// serial copy after its encodes; smaller ones are copied together into shared pieces, so
 /// a shard of many tiny inner chunks is a few parts (and a few writes), not one each.
+///
+/// In C order the inner chunks come in ascending order and stream in: memory holds the
+/// shard's pieces and its index, never a list of the inner chunks. With ranks (another
+/// layout order) they may come in any order: each is kept, with its rank, until
+/// [`finish`](Self::finish) lays them out (48 bytes an inner chunk appended, and small
+/// encodings stay where they were made until then).
 #[derive(Debug)]
 pub struct ShardParts {
     layout: Layout,
-    /// The encodings, in the order appended.
-    pieces: Vec<Bytes>,
+    parts: Vec<Bytes>,
+    /// Small encodings since the last part, copied together.
+    small: Vec<u8>,
+    /// With ranks: `(rank, linear, encoding)` of the inner chunks appended, laid out when
+    /// the shard is finished.
+    waiting: Option<Vec<(u32, u32, Bytes)>>,
 }
 
 /// The size from which an inner chunk's encoding stays a part of its own in
@@ -251,35 +210,65 @@ pub struct ShardParts {
 pub const OWN_PIECE_BYTES: usize = 16 << 10;
 
 impl ShardParts {
-    /// An empty shard of the inner grid of `codec` laid out in C order; `what` names the
-    /// shard in errors.
+    /// An empty shard of the inner grid of `codec`, laid out in C order (inner chunks
+    /// appended in ascending order); `what` names the shard in errors.
     pub fn new(codec: ShardIndexCodec, what: &str) -> Result<Self, CodecError> {
         Self::with_ranks(codec, None, what)
     }
 
-    /// An empty shard laid out by `ranks` (see [`InnerChunkOrder::ranks`]; `None`: C order).
-    ///
-    /// [`InnerChunkOrder::ranks`]: super::InnerChunkOrder::ranks
+    /// An empty shard laid out by `ranks` (from
+    /// [`InnerChunkOrder::ranks`](super::InnerChunkOrder::ranks); `None`: C order, appended
+    /// in ascending order). With ranks, inner chunks may be appended in any order.
     pub fn with_ranks(
         codec: ShardIndexCodec,
-        ranks: Option<Arc<[u32]>>,
+        ranks: Option<Arc<Vec<u32>>>,
         what: &str,
     ) -> Result<Self, CodecError> {
+        let waiting = ranks.is_some().then(Vec::new);
         Ok(ShardParts {
             layout: Layout::new(codec, ranks, what)?,
-            pieces: Vec::new(),
+            parts: Vec::new(),
+            small: Vec::new(),
+            waiting,
         })
     }
 
-    /// Appends the encoding of inner chunk `linear`, as [`ShardAssembler::append`] does,
-    /// without copying it.
+    /// Appends the encoding of inner chunk `linear` (C-order index), as
+    /// [`ShardAssembler::append`] does, without copying it when it is large.
     pub fn append(&mut self, linear: usize, encoded: Bytes) -> Result<(), CodecError> {
-        self.layout.place(linear)?;
-        self.pieces
-            .try_reserve(1)
-            .map_err(|_| alloc(self.pieces.len() as u64 * 32))?;
-        self.pieces.push(encoded);
+        if let Some(waiting) = &mut self.waiting {
+            let rank = self.layout.rank(linear)?;
+            waiting
+                .try_reserve(1)
+                .map_err(|_| alloc(waiting.len() as u64 * 48))?;
+            waiting.push((rank, linear as u32, encoded));
+            return Ok(());
+        }
+        self.stream(linear, encoded)
+    }
+
+    /// Places inner chunk `linear` after the last one (in layout order).
+    fn stream(&mut self, linear: usize, encoded: Bytes) -> Result<(), CodecError> {
+        if encoded.len() < OWN_PIECE_BYTES {
+            grow(&mut self.small, encoded.len() as u64)?;
+            self.layout.place(linear, encoded.len() as u64)?;
+            self.small.extend_from_slice(&encoded);
+        } else {
+            self.parts
+                .try_reserve(2)
+                .map_err(|_| alloc(self.parts.len() as u64 * 32))?;
+            self.layout.place(linear, encoded.len() as u64)?;
+            self.flush_small();
+            self.parts.push(encoded);
+        }
         Ok(())
+    }
+
+    fn flush_small(&mut self) {
+        if !self.small.is_empty() {
+            self.parts
+                .push(Bytes::from(std::mem::take(&mut self.small)));
+        }
     }
 
     /// The shard's pieces in order, the index among them; `None` when no inner chunk was
@@ -290,36 +279,23 @@ impl ShardParts {
 
     /// [`finish`](Self::finish), with the shard's index (where each inner chunk lies in the
     /// assembled shard).
-    pub fn finish_with_index(self) -> Result<Option<(Vec<Bytes>, ShardIndex)>, CodecError> {
-        let order = self.layout.arrangement()?;
-        let pieces = self.pieces;
-        let Some((index, encoded)) = self.layout.index(&order, |k| pieces[k].len() as u64)? else {
-            return Ok(None);
-        };
-        let mut parts: Vec<Bytes> = Vec::new();
-        let mut small: Vec<u8> = Vec::new();
-        if self.layout.codec.location() == IndexLocation::Start {
-            parts.push(Bytes::from(encoded.clone()));
-        }
-        for &k in &order {
-            let piece = &pieces[k];
-            if piece.len() < OWN_PIECE_BYTES {
-                grow(&mut small, piece.len() as u64)?;
-                small.extend_from_slice(piece);
-            } else {
-                if !small.is_empty() {
-                    parts.push(Bytes::from(std::mem::take(&mut small)));
-                }
-                parts.push(piece.clone());
+    pub fn finish_with_index(mut self) -> Result<Option<(Vec<Bytes>, ShardIndex)>, CodecError> {
+        if let Some(mut waiting) = self.waiting.take() {
+            // in layout order; an inner chunk appended twice is then out of order
+            waiting.sort_unstable_by_key(|w| w.0);
+            for (_, linear, encoded) in waiting {
+                self.stream(linear as usize, encoded)?;
             }
         }
-        if !small.is_empty() {
-            parts.push(Bytes::from(small));
+        let Some(encoded) = self.layout.encoded_index()? else {
+            return Ok(None);
+        };
+        self.flush_small();
+        match self.layout.codec.location() {
+            IndexLocation::Start => self.parts.insert(0, Bytes::from(encoded)),
+            IndexLocation::End => self.parts.push(Bytes::from(encoded)),
         }
-        if self.layout.codec.location() == IndexLocation::End {
-            parts.push(Bytes::from(encoded));
-        }
-        Ok(Some((parts, index)))
+        Ok(Some((self.parts, self.layout.index)))
     }
 }
 
@@ -360,22 +336,19 @@ mod tests {
     }
 
     #[test]
-    fn inner_chunks_are_laid_out_in_c_order_whatever_order_they_come_in() {
+    fn inner_chunks_are_laid_out_in_order_with_the_index_in_place() {
         for location in [IndexLocation::Start, IndexLocation::End] {
             let codec = codec(location);
             let mut shard = ShardAssembler::new(codec.clone(), "s").unwrap();
-            shard.append(3, b"de").unwrap();
             shard.append(1, b"abc").unwrap();
-            // past the end: refused
+            shard.append(3, b"de").unwrap();
+            // out of order, twice, or past the end: refused
+            assert!(shard.append(3, b"x").is_err());
+            assert!(shard.append(0, b"x").is_err());
             assert!(shard.append(4, b"x").is_err());
             let bytes = shard.finish().unwrap().unwrap();
             let n = codec.encoded_size() as usize;
             assert_eq!(bytes.len(), n + 5);
-            let data = match location {
-                IndexLocation::Start => &bytes[n..],
-                IndexLocation::End => &bytes[..5],
-            };
-            assert_eq!(data, b"abcde");
             let index = codec.decode_from_shard(&bytes, "s").unwrap();
             let (a, b) = (index.get(1).unwrap(), index.get(3).unwrap());
             assert_eq!(&bytes[a.start as usize..a.end as usize], b"abc");
@@ -387,28 +360,16 @@ mod tests {
     }
 
     #[test]
-    fn an_inner_chunk_appended_twice_is_refused() {
-        let mut shard = ShardAssembler::new(codec(IndexLocation::End), "s").unwrap();
-        shard.append(2, b"a").unwrap();
-        shard.append(0, b"b").unwrap();
-        shard.append(2, b"c").unwrap();
-        assert!(shard.finish().is_err());
-        let mut parts = ShardParts::new(codec(IndexLocation::Start), "s").unwrap();
-        parts.append(1, Bytes::from_static(b"a")).unwrap();
-        parts.append(1, Bytes::from_static(b"a")).unwrap();
-        assert!(parts.finish().is_err());
-    }
-
-    #[test]
     fn a_layout_order_decides_where_inner_chunks_lie() {
-        // Morton over a 4-chunk line is C order; reversed ranks lay them out backwards
-        let ranks: Arc<[u32]> = vec![3, 2, 1, 0].into();
+        // ranks laying the four inner chunks out backwards
+        let ranks = Some(Arc::new(vec![3, 2, 1, 0]));
         let mut shard =
-            ShardAssembler::with_ranks(codec(IndexLocation::End), Some(ranks.clone()), "s")
-                .unwrap();
-        for (i, enc) in [(0, &b"a"[..]), (2, b"cc"), (3, b"ddd")] {
+            ShardAssembler::with_ranks(codec(IndexLocation::End), ranks.clone(), "s").unwrap();
+        for (i, enc) in [(3, &b"ddd"[..]), (2, b"cc"), (0, b"a")] {
             shard.append(i, enc).unwrap();
         }
+        // C order is out of this layout's order
+        assert!(shard.append(1, b"b").is_err());
         let bytes = shard.finish().unwrap().unwrap();
         assert_eq!(&bytes[..6], b"dddcca");
         let index = codec(IndexLocation::End)
@@ -417,34 +378,41 @@ mod tests {
         assert_eq!(index.get(0), Some(5..6));
         assert_eq!(index.get(2), Some(3..5));
         assert_eq!(index.get(3), Some(0..3));
+        // with ranks, ShardParts takes the inner chunks in any order; twice is refused
+        let mut parts =
+            ShardParts::with_ranks(codec(IndexLocation::End), ranks.clone(), "s").unwrap();
+        for (i, enc) in [(0, &b"a"[..]), (2, b"cc"), (3, b"ddd")] {
+            parts.append(i, Bytes::copy_from_slice(enc)).unwrap();
+        }
+        assert!(parts.append(4, Bytes::from_static(b"x")).is_err());
+        assert_eq!(parts.finish().unwrap().unwrap().concat(), bytes);
+        let mut twice = ShardParts::with_ranks(codec(IndexLocation::End), ranks, "s").unwrap();
+        twice.append(1, Bytes::from_static(b"a")).unwrap();
+        twice.append(1, Bytes::from_static(b"a")).unwrap();
+        assert!(twice.finish().is_err());
         // a layout order of the wrong length is refused
-        let short: Arc<[u32]> = vec![0, 1].into();
-        assert!(ShardParts::with_ranks(codec(IndexLocation::End), Some(short), "s").is_err());
+        let short = Some(Arc::new(vec![0, 1]));
+        assert!(ShardParts::with_ranks(codec(IndexLocation::End), short, "s").is_err());
     }
 
     #[test]
     fn shard_parts_concatenate_to_the_assembled_shard() {
-        let reversed: Arc<[u32]> = vec![3, 2, 1, 0].into();
         for location in [IndexLocation::Start, IndexLocation::End] {
-            for ranks in [None, Some(reversed.clone())] {
-                let codec = codec(location);
-                let mut whole =
-                    ShardAssembler::with_ranks(codec.clone(), ranks.clone(), "s").unwrap();
-                let mut parts = ShardParts::with_ranks(codec.clone(), ranks.clone(), "s").unwrap();
-                let big = vec![7u8; OWN_PIECE_BYTES];
-                for (i, enc) in [(0, &b"abc"[..]), (1, &big[..]), (2, b""), (3, b"defg")] {
-                    whole.append(i, enc).unwrap();
-                    parts.append(i, Bytes::copy_from_slice(enc)).unwrap();
-                }
-                assert!(parts.append(4, Bytes::from_static(b"x")).is_err());
-                let pieces = parts.finish().unwrap().unwrap();
-                // the index, the small ones before the large one copied together, the large
-                // one as it came, the small ones after it
-                assert_eq!(pieces.len(), 4);
-                assert!(pieces.iter().any(|p| p.len() == OWN_PIECE_BYTES));
-                let joined: Vec<u8> = pieces.concat();
-                assert_eq!(joined, whole.finish().unwrap().unwrap());
+            let codec = codec(location);
+            let mut whole = ShardAssembler::new(codec.clone(), "s").unwrap();
+            let mut parts = ShardParts::new(codec.clone(), "s").unwrap();
+            let big = vec![7u8; OWN_PIECE_BYTES];
+            for (i, enc) in [(0, &b"abc"[..]), (1, &big[..]), (2, b""), (3, b"defg")] {
+                whole.append(i, enc).unwrap();
+                parts.append(i, Bytes::copy_from_slice(enc)).unwrap();
             }
+            assert!(parts.append(3, Bytes::from_static(b"x")).is_err());
+            assert!(parts.append(4, Bytes::from_static(b"x")).is_err());
+            let pieces = parts.finish().unwrap().unwrap();
+            // the index, "abc", the large one as it came, then "defg" ("" adds nothing)
+            assert_eq!(pieces.len(), 4);
+            let joined: Vec<u8> = pieces.concat();
+            assert_eq!(joined, whole.finish().unwrap().unwrap());
         }
         let empty = ShardParts::new(codec(IndexLocation::Start), "s").unwrap();
         assert_eq!(empty.finish().unwrap(), None);

@@ -19,7 +19,7 @@ pub use helpers::fill_bytes;
 pub(crate) use helpers::{check_size, checked_bytes, fixed_size};
 pub use index::{EMPTY_SENTINEL, MAX_SHARD_ENTRIES, ShardIndex};
 pub use index_codec::ShardIndexCodec;
-pub use order::{InnerChunkOrder, UnknownInnerChunkOrder};
+pub use order::{InnerChunkOrder, UnknownInnerChunkOrder, sequence_of};
 
 use std::sync::{Arc, Mutex};
 
@@ -40,12 +40,28 @@ pub struct Sharding {
     max_entry: Option<u64>,
     /// How shards written through this layer lay their inner chunks out.
     order: InnerChunkOrder,
-    /// The last layout worked out for `order`: inner grid and ranks (shared by clones).
-    ranks: Arc<Mutex<Option<KeptRanks>>>,
+    /// The layouts worked out for `order` (shared by clones).
+    ranks: KeptRanks,
 }
 
-/// An inner grid and the ranks of its inner chunks in a layout order.
-type KeptRanks = (Vec<u64>, Arc<[u32]>);
+/// The ranks of the inner chunks of the last few inner grids (a regular grid has one; a
+/// rectilinear one may have several) in a layout order: at most [`KeptRanks::GRIDS`].
+#[derive(Default, Clone)]
+struct KeptRanks(Arc<Mutex<Vec<GridRanks>>>);
+
+/// An inner grid and the ranks of its inner chunks.
+type GridRanks = (Vec<u64>, Arc<Vec<u32>>);
+
+impl KeptRanks {
+    const GRIDS: usize = 4;
+}
+
+impl std::fmt::Debug for KeptRanks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let grids = self.0.lock().map_or(0, |k| k.len());
+        write!(f, "KeptRanks({grids} grids)")
+    }
+}
 
 impl Sharding {
     /// Build from a parsed configuration (`field` names the codec in errors).
@@ -70,7 +86,7 @@ impl Sharding {
             field: field.to_string(),
             max_entry: None,
             order: InnerChunkOrder::default(),
-            ranks: Arc::default(),
+            ranks: KeptRanks::default(),
         })
     }
 
@@ -79,7 +95,7 @@ impl Sharding {
     pub fn with_inner_chunk_order(mut self, order: InnerChunkOrder) -> Self {
         if order != self.order {
             self.order = order;
-            self.ranks = Arc::default();
+            self.ranks = KeptRanks::default();
         }
         self.inner = self.inner.with_inner_chunk_order(order);
         self
@@ -91,29 +107,42 @@ impl Sharding {
     }
 
     /// Where each inner chunk of a shard of `chunks_per_shard` inner chunks goes in this
-    /// layer's layout order ([`InnerChunkOrder::ranks`]; `None`: C order); the last one
-    /// worked out is kept.
-    pub fn layout_ranks(&self, chunks_per_shard: &[u64]) -> Result<Option<Arc<[u32]>>, CodecError> {
+    /// layer's layout order ([`InnerChunkOrder::ranks`]; `None`: C order); the ranks of the
+    /// last few inner grids are kept.
+    pub fn layout_ranks(
+        &self,
+        chunks_per_shard: &[u64],
+    ) -> Result<Option<Arc<Vec<u32>>>, CodecError> {
         if self.order == InnerChunkOrder::Lexicographic {
             return Ok(None);
         }
-        let mut kept = self.ranks.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((cps, ranks)) = kept.as_ref()
-            && cps == chunks_per_shard
-        {
-            return Ok(Some(ranks.clone()));
+        let kept = |k: &[GridRanks]| {
+            k.iter()
+                .find(|(cps, _)| cps == chunks_per_shard)
+                .map(|(_, r)| r.clone())
+        };
+        if let Some(r) = kept(&self.ranks.0.lock().unwrap_or_else(|e| e.into_inner())) {
+            return Ok(Some(r));
         }
-        let ranks = self.order.ranks(chunks_per_shard)?;
-        if let Some(r) = &ranks {
-            *kept = Some((chunks_per_shard.to_vec(), r.clone()));
+        // worked out without the lock held
+        let Some(ranks) = self.order.ranks(chunks_per_shard)? else {
+            return Ok(None);
+        };
+        let mut k = self.ranks.0.lock().unwrap_or_else(|e| e.into_inner());
+        if k.len() >= KeptRanks::GRIDS {
+            k.remove(0);
         }
-        Ok(ranks)
+        k.push((chunks_per_shard.to_vec(), ranks.clone()));
+        Ok(Some(ranks))
     }
 
-    /// An empty [`ShardParts`] for a shard of `shard_shape`, in this layer's layout order;
-    /// `what` names the shard in errors.
-    pub fn shard_parts(&self, shard_shape: &[u64], what: &str) -> Result<ShardParts, CodecError> {
-        let codec = self.index_codec(shard_shape)?;
+    /// An empty [`ShardParts`] for a shard whose index codec is `codec`, in this layer's
+    /// layout order; `what` names the shard in errors.
+    pub fn shard_parts(
+        &self,
+        codec: ShardIndexCodec,
+        what: &str,
+    ) -> Result<ShardParts, CodecError> {
         let ranks = self.layout_ranks(codec.chunks_per_shard())?;
         ShardParts::with_ranks(codec, ranks, what)
     }
@@ -233,8 +262,12 @@ impl Sharding {
         let cps = codec.chunks_per_shard().to_vec();
         let cs = &self.config.chunk_shape;
         let ranks = self.layout_ranks(&cps)?;
+        let sequence = sequence_of(ranks.as_deref().map(Vec::as_slice))?;
         let mut shard = ShardAssembler::with_ranks(codec, ranks, "shard index")?;
-        for i in 0..num_elements(&cps) {
+        for rank in 0..num_elements(&cps) {
+            let i = sequence
+                .as_ref()
+                .map_or(rank, |s| u64::from(s[rank as usize]));
             let coords = unravel(i, &cps);
             let start: Vec<u64> = coords.iter().zip(cs).map(|(c, s)| c * s).collect();
             let chunk = extract_block(decoded, shard_shape, &start, cs, elem);
@@ -262,10 +295,12 @@ impl Sharding {
             num_elements(index_codec.chunks_per_shard()) as usize,
         )?;
         let ranks = self.layout_ranks(index_codec.chunks_per_shard())?;
+        let sequence = sequence_of(ranks.as_deref().map(Vec::as_slice))?;
         let mut shard = ShardAssembler::with_ranks(index_codec, ranks, "shard index")?;
         shard.reserve(encoded.iter().flatten().map(|e| e.len() as u64).sum())?;
-        for (i, enc) in encoded.iter().enumerate() {
-            if let Some(enc) = enc {
+        for rank in 0..encoded.len() {
+            let i = sequence.as_ref().map_or(rank, |s| s[rank] as usize);
+            if let Some(enc) = encoded[i] {
                 shard.append(i, enc)?;
             }
         }

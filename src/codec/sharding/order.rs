@@ -50,7 +50,8 @@ impl InnerChunkOrder {
     /// `ranks[linear]` is the position of the inner chunk of C-order index `linear`; `None`
     /// for [`Lexicographic`](Self::Lexicographic) (the identity, never materialised).
     /// Allocated fallibly: at most 16 bytes an inner chunk while it is worked out, 4 kept.
-    pub fn ranks(self, chunks_per_shard: &[u64]) -> Result<Option<Arc<[u32]>>, CodecError> {
+    /// At most 2^32 inner chunks (more is an error; a shard index holds at most 2^30).
+    pub fn ranks(self, chunks_per_shard: &[u64]) -> Result<Option<Arc<Vec<u32>>>, CodecError> {
         let n = num_elements(chunks_per_shard);
         let too_many = || CodecError::InvalidConfiguration {
             field: "shard layout".into(),
@@ -112,8 +113,33 @@ impl InnerChunkOrder {
                 }
             }
         }
-        Ok(Some(ranks.into()))
+        Ok(Some(Arc::new(ranks)))
     }
+}
+
+/// The C-order indexes of the inner chunks in layout order: `sequence[rank] = linear`, the
+/// inverse of [`InnerChunkOrder::ranks`]; `None` (C order) when `ranks` is. Allocated
+/// fallibly (4 bytes an inner chunk).
+pub fn sequence_of(ranks: Option<&[u32]>) -> Result<Option<Vec<u32>>, CodecError> {
+    let Some(ranks) = ranks else {
+        return Ok(None);
+    };
+    let mut sequence = Vec::new();
+    sequence
+        .try_reserve_exact(ranks.len())
+        .map_err(|_| CodecError::Allocation {
+            what: "a shard's inner chunk order",
+            bytes: ranks.len() as u64 * 4,
+        })?;
+    sequence.resize(ranks.len(), 0);
+    for (linear, &rank) in ranks.iter().enumerate() {
+        // ranks are a permutation of 0..n (InnerChunkOrder::ranks); anything else is left
+        // for the assembler to refuse
+        if let Some(slot) = sequence.get_mut(rank as usize) {
+            *slot = linear as u32;
+        }
+    }
+    Ok(Some(sequence))
 }
 
 /// Advances `coords` to the next cell of `shape` in C order (wrapping to all zeros).
@@ -178,6 +204,7 @@ mod tests {
         let n = num_elements(cps);
         let mut linear: Vec<u64> = (0..n).collect();
         if let Some(ranks) = order.ranks(cps).unwrap() {
+            let sequence = sequence_of(Some(&ranks)).unwrap().unwrap();
             let mut sorted = ranks.to_vec();
             sorted.sort_unstable();
             assert_eq!(
@@ -186,6 +213,10 @@ mod tests {
                 "{order}: not a permutation"
             );
             linear.sort_by_key(|&i| ranks[i as usize]);
+            assert_eq!(
+                sequence.iter().map(|&i| i as u64).collect::<Vec<_>>(),
+                linear
+            );
         }
         linear.iter().map(|&i| unravel(i, cps)).collect()
     }
