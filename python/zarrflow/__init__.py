@@ -730,8 +730,8 @@ def create(
     shape; without either the array is one chunk; ``shards`` without ``chunks`` makes one
     inner chunk per shard. ``codec``: ``"zstd[:LEVEL]"`` (default), ``"gzip[:LEVEL]"``,
     ``"zlib[:LEVEL]"``, ``"bz2[:LEVEL]"``, ``"lz4[:ACCELERATION]"``, ``"lzma[:PRESET]"``
-    (numcodecs' codecs, as zarr-python 3 names them; lz4's acceleration is recorded, zarrflow
-    compresses at acceleration 1's speed), ``"blosc[:CNAME[:LEVEL]]"`` (its type size the
+    (numcodecs' codecs, as zarr-python 3 names them; lz4's acceleration is liblz4's
+    ``LZ4_compress_fast`` one, as numcodecs'), ``"blosc[:CNAME[:LEVEL]]"`` (its type size the
     element size of what it compresses, after the filters, with bit shuffle for one byte and
     byte shuffle otherwise, as zarr-python sets them) or ``"none"``.
     ``filters``: array-to-array codecs applied before the chunk is serialized (one codec or

@@ -3,10 +3,11 @@
 //! registered with zarrs' codec plugins, so that chains and v2 → v3 conversions find it.
 //!
 //! The stream is numcodecs' (`numcodecs/lz4.pyx`): the decoded size as a 4-byte
-//! little-endian integer, then one LZ4 block. Blocks are made and read by `lz4_flex`
-//! (pure Rust, bounds-checked decoding). `acceleration` is kept in the metadata as written
-//! but does not change how zarrflow compresses (`lz4_flex` has one speed, that of
-//! acceleration 1); any valid block decodes whatever acceleration made it.
+//! little-endian integer, then one LZ4 block. Blocks are made by liblz4 itself (the `lz4`
+//! crate over `lz4-sys`'s bundled liblz4 1.10.0, the version numcodecs 0.17 bundles) with
+//! `LZ4_compress_fast` at the configured `acceleration`, as numcodecs makes them, so the
+//! chunks are numcodecs' bytes; they are read by `lz4_flex` (pure Rust, bounds-checked
+//! decoding), which reads a block whatever acceleration made it.
 //!
 //! A decode never allocates more than the size the header declares, and the header must
 //! declare exactly the chunk's size where that is known (see also
@@ -39,7 +40,8 @@ const HEADER: usize = 4;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Lz4Configuration {
-    /// `LZ4_compress_fast`'s acceleration (numcodecs' default 1); kept as written.
+    /// `LZ4_compress_fast`'s acceleration (numcodecs' default 1): higher is faster and
+    /// compresses less; below 1 is taken as 1 and above 65537 as 65537, as liblz4 does.
     #[serde(default = "default_acceleration")]
     pub acceleration: i64,
 }
@@ -153,12 +155,18 @@ impl BytesToBytesCodecTraits for Lz4Codec {
                 "lz4 holds at most {MAX_LZ4_INPUT} bytes per chunk, this one has {n}"
             )));
         }
-        let bound = HEADER + lz4_flex::block::get_maximum_output_size(n);
+        let bound = HEADER
+            + lz4::block::compress_bound(n)
+                .map_err(|e| codec_error(format!("lz4 cannot compress {n} bytes: {e}")))?;
         let mut out = bytemuck::allocation::try_zeroed_vec::<u8>(bound)
             .map_err(|()| codec_error(format!("cannot allocate {bound} bytes for lz4")))?;
-        out[..HEADER].copy_from_slice(&(n as u32).to_le_bytes());
-        let written = lz4_flex::block::compress_into(&decoded_value, &mut out[HEADER..])
-            .map_err(|e| codec_error(format!("lz4 compression failed: {e}")))?;
+        // LZ4_compress_fast, as numcodecs calls it; the size header is written by the crate
+        // (`prepend_size`: 4 bytes, little-endian), so `written` includes it
+        let acceleration = self.configuration.acceleration.clamp(1, 65537) as i32;
+        let mode = lz4::block::CompressionMode::FAST(acceleration);
+        let written = lz4::block::compress_to_buffer(&decoded_value, Some(mode), true, &mut out)
+            .map_err(|e| codec_error(format!("lz4 compression failed: {e}")))?
+            - HEADER;
         // numcodecs refuses to decode a stored chunk past the same limit
         if (HEADER + written) as u64 > MAX_LZ4_INPUT {
             return Err(codec_error(format!(
@@ -255,6 +263,37 @@ mod tests {
                 .unwrap();
             assert_eq!(d.as_ref(), empty.as_slice());
         }
+    }
+
+    #[test]
+    fn acceleration_trades_size_for_speed_and_every_block_reads_back() {
+        // pseudo-random bytes over a small alphabet: matches a fast search skips
+        let mut x = 12345u32;
+        let data: Vec<u8> = (0..200_000)
+            .map(|_| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                b"abcdefgh"[(x >> 16) as usize % 8]
+            })
+            .collect();
+        let sizes: Vec<usize> = [1, 64, 65_537, 1 << 20, -3]
+            .into_iter()
+            .map(|a| {
+                let c = Lz4Codec::new(Lz4Configuration::new(a));
+                let e = c
+                    .encode(Cow::Borrowed(&data), &CodecOptions::default())
+                    .unwrap();
+                let n = e.len();
+                let d = c
+                    .decode(e, &fixed(data.len()), &CodecOptions::default())
+                    .unwrap();
+                assert_eq!(d.as_ref(), data.as_slice(), "acceleration {a}");
+                n
+            })
+            .collect();
+        assert!(sizes[0] < sizes[1], "{sizes:?}");
+        // out of liblz4's range: taken as its bounds (1 and 65537)
+        assert_eq!(sizes[3], sizes[2]);
+        assert_eq!(sizes[4], sizes[0]);
     }
 
     #[test]

@@ -290,8 +290,7 @@ pub struct LayoutArgs {
     pub shards: Option<Shape>,
     /// Compression: zstd[:LEVEL], gzip[:LEVEL], zlib[:LEVEL], bz2[:LEVEL], lz4[:ACCELERATION],
     /// lzma[:PRESET] (numcodecs.zlib, numcodecs.bz2, numcodecs.lz4, numcodecs.lzma; lz4's
-    /// acceleration is recorded for other readers and writers, zarrflow compresses at
-    /// acceleration 1's speed), blosc[:CNAME[:LEVEL]] or none.
+    /// acceleration is liblz4's), blosc[:CNAME[:LEVEL]] or none.
     #[arg(long, value_name = "CODEC", value_parser = parse_codec)]
     pub codec: Option<Compressor>,
     /// Where the shard index lies: start or end.
