@@ -224,3 +224,83 @@ fn create_writes_v2_and_copy_migrates_between_formats() {
     assert!(out.status.success(), "{stdout}");
     assert_eq!(stdout.matches(": OK").count(), 2, "{stdout}");
 }
+
+/// `create --zarr-format 2` + `set`: the chunks are the bytes zarr-python 3.4.2 stores in a
+/// v2 array with the same numcodecs compressor (zlib, zstd, bz2, lz4 at two accelerations,
+/// lzma, blosc), and its own v2 array reads zarrflow's.
+#[test]
+fn v2_chunks_are_the_bytes_zarr_python_stores() {
+    let tmp = tempfile::tempdir().unwrap();
+    let values: Vec<u8> = (0..2000i32)
+        .flat_map(|i| ((i * 7919) % 4001 - 2000).to_le_bytes())
+        .collect();
+    let npy = tmp.path().join("v.npy");
+    common::write_npy(&npy, "<i4", &[40, 50], &values);
+    let cases = [
+        ("zlib:4", "numcodecs.Zlib(4)"),
+        ("zstd:3", "numcodecs.Zstd(3)"),
+        ("bz2:6", "numcodecs.BZ2(6)"),
+        ("lz4:1", "numcodecs.LZ4(1)"),
+        ("lz4:20", "numcodecs.LZ4(20)"),
+        ("lzma:6", "numcodecs.LZMA(preset=6)"),
+        (
+            "blosc:lz4:5",
+            "numcodecs.Blosc('lz4', 5, shuffle=numcodecs.Blosc.SHUFFLE)",
+        ),
+    ];
+    let mut script = "import numpy as np, numcodecs, zarr\ndata = np.load(r'''NPY''')\n"
+        .replace("NPY", npy.to_str().unwrap());
+    for (k, (codec, theirs)) in cases.iter().enumerate() {
+        let ours = tmp.path().join(format!("ours{k}"));
+        let ours = ours.to_str().unwrap();
+        ok(&[
+            "create",
+            ours,
+            "--shape",
+            "40,50",
+            "--dtype",
+            "int32",
+            "--chunks",
+            "20,25",
+            "--codec",
+            codec,
+            "--zarr-format",
+            "2",
+        ]);
+        ok(&["set", ours, "", "--from", npy.to_str().unwrap()]);
+        let path = tmp.path().join(format!("theirs{k}"));
+        script.push_str(&format!(
+            "z = zarr.create_array(r'''{}''', shape=(40, 50), dtype='int32', chunks=(20, 25), \
+             compressors={theirs}, zarr_format=2, fill_value=0)\nz[...] = data\n\
+             assert (zarr.open_array(r'''{ours}''', mode='r')[...] == data).all()\n",
+            path.display()
+        ));
+    }
+    let py = tmp.path().join("write.py");
+    std::fs::write(&py, script).unwrap();
+    let out = std::process::Command::new(common::venv::python(".venv"))
+        .arg(&py)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (k, (codec, _)) in cases.iter().enumerate() {
+        let chunks = |dir: &str| {
+            let mut files: Vec<(String, Vec<u8>)> = common::files_under(&tmp.path().join(dir))
+                .into_iter()
+                .filter(|(name, _)| !name.starts_with('.'))
+                .collect();
+            files.sort();
+            files
+        };
+        let (ours, theirs) = (chunks(&format!("ours{k}")), chunks(&format!("theirs{k}")));
+        assert_eq!(ours.len(), 4, "{codec}");
+        assert!(
+            ours == theirs,
+            "{codec}: the chunks differ from zarr-python's"
+        );
+    }
+}
