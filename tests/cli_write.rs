@@ -585,6 +585,19 @@ fn inner_chunk_order_decides_the_shard_layout() {
     let m = m.to_str().unwrap();
     ok(&["copy", "-q", "--inner-chunk-order", "morton", c, m]);
     assert_eq!(shard(m), morton);
+    // --explain says which layout a write would give
+    let text = ok(&[
+        "set",
+        "--inner-chunk-order",
+        "morton",
+        "--explain",
+        url,
+        "0, 0",
+    ]);
+    assert!(text.contains("laid out in morton order"), "{text}");
+    let json = ok(&["set", "--explain", "--json", url, "0, 0"]);
+    let json: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(json["inner_chunk_order"], "lexicographic");
     // a name it does not know is a usage error
     let err = fails(&[
         "set",

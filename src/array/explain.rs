@@ -423,6 +423,10 @@ pub struct WriteExplain {
     pub cells: u64,
     /// The array is sharded.
     pub sharded: bool,
+    /// How the rewritten shards lay their inner chunks out (`lexicographic`, `morton`,
+    /// `colexicographic`: [`ArrayOptions::with_inner_chunk_order`](super::ArrayOptions::with_inner_chunk_order));
+    /// `None` when the array is unsharded.
+    pub inner_chunk_order: Option<String>,
     /// Every touched shard (or chunk), in key order.
     pub targets: Vec<WriteTarget>,
     /// The requests explaining made (metadata only: shard indexes, HEADs).
@@ -509,6 +513,10 @@ impl ArrayView {
             shape: self.shape(),
             cells,
             sharded: shared.shards.is_some(),
+            inner_chunk_order: shared
+                .shards
+                .as_ref()
+                .map(|_| shared.options.inner_chunk_order().name().to_string()),
             targets: Vec::new(),
             explain_requests: Vec::new(),
             totals: WriteTotals::default(),
@@ -1081,10 +1089,12 @@ impl fmt::Display for WriteExplain {
         if self.sharded {
             writeln!(
                 f,
-                "inner chunks: {} rewritten, {} decoded first, {} copied verbatim",
+                "inner chunks: {} rewritten, {} decoded first, {} copied verbatim; shards laid \
+                 out in {} order",
                 t.inner_chunks_rewritten,
                 t.inner_chunks_decoded_first,
-                t.inner_chunks_copied_verbatim
+                t.inner_chunks_copied_verbatim,
+                self.inner_chunk_order.as_deref().unwrap_or("lexicographic")
             )?;
         }
         explain_requests_line(f, &self.explain_requests, t.explain_bytes)
