@@ -595,12 +595,13 @@ impl ArrayMetadata {
         self.key_encoding.encode(coords)
     }
 
-    /// Canonical JSON value.
+    /// Canonical JSON value, its fields in the order zarr-python 3 writes them (so that the
+    /// same array's `zarr.json` is the same text): `shape` … `attributes`,
+    /// `dimension_names` when there are names, `zarr_format`, `node_type`,
+    /// `storage_transformers`, then any other (`must_understand: false`) field.
     pub fn to_value(&self) -> Value {
         let m = &self.meta;
         let mut o = Map::new();
-        o.insert("zarr_format".into(), Value::from(3));
-        o.insert("node_type".into(), Value::from("array"));
         o.insert("shape".into(), serde_json::json!(m.shape));
         o.insert(
             "data_type".into(),
@@ -623,6 +624,12 @@ impl ArrayMetadata {
                 serde_json::to_value(names).unwrap_or(Value::Null),
             );
         }
+        o.insert("zarr_format".into(), Value::from(3));
+        o.insert("node_type".into(), Value::from("array"));
+        o.insert(
+            "storage_transformers".into(),
+            serde_json::to_value(&m.storage_transformers).unwrap_or(Value::Array(Vec::new())),
+        );
         for (k, v) in &self.extra {
             o.insert(k.clone(), v.clone());
         }
@@ -786,18 +793,20 @@ impl GroupMetadata {
         })
     }
 
-    /// Canonical JSON value.
+    /// Canonical JSON value, its fields in the order zarr-python 3 writes them
+    /// (`attributes`, `zarr_format`, `consolidated_metadata` when there is some,
+    /// `node_type`, then any other field).
     pub fn to_value(&self) -> Value {
         let mut o = Map::new();
-        o.insert("zarr_format".into(), Value::from(3));
-        o.insert("node_type".into(), Value::from("group"));
         o.insert("attributes".into(), Value::Object(self.attributes.clone()));
+        o.insert("zarr_format".into(), Value::from(3));
         if let Some(c) = &self.consolidated {
             o.insert(
                 "consolidated_metadata".into(),
                 consolidated::inline_value(c),
             );
         }
+        o.insert("node_type".into(), Value::from("group"));
         for (k, v) in &self.extra {
             o.insert(k.clone(), v.clone());
         }
