@@ -363,8 +363,8 @@ _ZARR_PYTHON_COMPRESSORS = {
 @pytest.mark.parametrize("sharded", [False, True], ids=["unsharded", "sharded"])
 @pytest.mark.parametrize("codec", sorted(_ZARR_PYTHON_COMPRESSORS))
 def test_compressed_chunks_are_the_bytes_zarr_python_stores(tmp_url, codec, sharded):
-    """zarrflow's compressors give zarr-python's chunk bytes (deflate through zlib itself, as
-    CPython's zlib; lz4 blocks by liblz4 at the acceleration given, as numcodecs). gzip: the
+    """zarrflow's compressors give zarr-python's chunk bytes (deflate through stock zlib, as
+    this CPython's zlib, which is stock zlib, not zlib-ng; lz4 blocks by liblz4 at the acceleration given, as numcodecs). gzip: the
     same but for the header's time stamp, which zarr-python sets to the time of the write and
     zarrflow to 0."""
     import pathlib
@@ -404,3 +404,23 @@ def test_compressed_chunks_are_the_bytes_zarr_python_stores(tmp_url, codec, shar
             assert mine[4:8] == b"\0\0\0\0"
             mine, zp = without_gzip_times(mine), without_gzip_times(zp)
         assert mine == zp, rel
+
+
+@pytest.mark.parametrize("case", ["plain", "sharded", "named", "group"])
+def test_zarr_json_is_the_text_zarr_python_writes(tmp_url, case):
+    """zarr.json's fields in zarr-python's order and layout: the same bytes for the same node."""
+    import pathlib
+
+    url, url2 = tmp_url(), tmp_url()
+    if case == "group":
+        zarrflow.open(url, mode="w")
+        zarr.open_group(url2, mode="w")
+    else:
+        kw = {"shape": (10, 20), "dtype": "int16", "chunks": (5, 10)}
+        if case == "sharded":
+            kw.update(shards=(10, 20), fill_value=3)
+        if case == "named":
+            kw.update(dimension_names=("y", "x"), attributes={"units": "m", "n": [1, 2]})
+        zarrflow.create(url, **kw)
+        zarr.create_array(url2, **kw)
+    assert pathlib.Path(url, "zarr.json").read_bytes() == pathlib.Path(url2, "zarr.json").read_bytes()

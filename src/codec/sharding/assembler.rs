@@ -192,8 +192,8 @@ impl ShardAssembler {
 /// In C order the inner chunks come in ascending order and stream in: memory holds the
 /// shard's pieces and its index, never a list of the inner chunks. With ranks (another
 /// layout order) they may come in any order: each is kept, with its rank, until
-/// [`finish`](Self::finish) lays them out (48 bytes an inner chunk appended, and small
-/// encodings stay where they were made until then).
+/// [`finish`](Self::finish) lays them out (40 bytes an inner chunk appended, up to twice
+/// that while the list grows, and every encoding stays where it was made until then).
 #[derive(Debug)]
 pub struct ShardParts {
     layout: Layout,
@@ -393,6 +393,37 @@ mod tests {
         // a layout order of the wrong length is refused
         let short = Some(Arc::new(vec![0, 1]));
         assert!(ShardParts::with_ranks(codec(IndexLocation::End), short, "s").is_err());
+    }
+
+    #[test]
+    fn parts_kept_until_finished_match_the_assembled_shard_with_the_index_anywhere() {
+        let ranks = Some(Arc::new(vec![2, 0, 3, 1]));
+        let big = vec![9u8; OWN_PIECE_BYTES + 1];
+        for location in [IndexLocation::Start, IndexLocation::End] {
+            let codec = codec(location);
+            // in layout order (1, 3, 0, 2) for the assembler, in C order for the parts
+            let mut whole = ShardAssembler::with_ranks(codec.clone(), ranks.clone(), "s").unwrap();
+            for (i, enc) in [(1, &b"b"[..]), (3, &big[..]), (0, b"aa"), (2, b"ccc")] {
+                whole.append(i, enc).unwrap();
+            }
+            let mut parts = ShardParts::with_ranks(codec.clone(), ranks.clone(), "s").unwrap();
+            for (i, enc) in [(0, &b"aa"[..]), (1, b"b"), (2, b"ccc"), (3, &big[..])] {
+                parts.append(i, Bytes::copy_from_slice(enc)).unwrap();
+            }
+            let (pieces, index) = parts.finish_with_index().unwrap().unwrap();
+            let joined = pieces.concat();
+            assert_eq!(joined, whole.finish().unwrap().unwrap());
+            assert_eq!(codec.decode_from_shard(&joined, "s").unwrap(), index);
+            let first = index.get(1).unwrap().start;
+            assert_eq!(
+                first,
+                if location == IndexLocation::Start {
+                    codec.encoded_size()
+                } else {
+                    0
+                }
+            );
+        }
     }
 
     #[test]

@@ -118,8 +118,8 @@ impl InnerChunkOrder {
 }
 
 /// The C-order indexes of the inner chunks in layout order: `sequence[rank] = linear`, the
-/// inverse of [`InnerChunkOrder::ranks`]; `None` (C order) when `ranks` is. Allocated
-/// fallibly (4 bytes an inner chunk).
+/// inverse of [`InnerChunkOrder::ranks`]; `None` (C order) when `ranks` is. Ranks that are
+/// no permutation of `0..n` are an error. Allocated fallibly (4 bytes an inner chunk).
 pub fn sequence_of(ranks: Option<&[u32]>) -> Result<Option<Vec<u32>>, CodecError> {
     let Some(ranks) = ranks else {
         return Ok(None);
@@ -131,12 +131,18 @@ pub fn sequence_of(ranks: Option<&[u32]>) -> Result<Option<Vec<u32>>, CodecError
             what: "a shard's inner chunk order",
             bytes: ranks.len() as u64 * 4,
         })?;
-    sequence.resize(ranks.len(), 0);
+    sequence.resize(ranks.len(), u32::MAX);
+    let not_a_permutation = || CodecError::InvalidConfiguration {
+        field: "shard layout".into(),
+        reason: format!(
+            "the ranks of {} inner chunks are no permutation",
+            ranks.len()
+        ),
+    };
     for (linear, &rank) in ranks.iter().enumerate() {
-        // ranks are a permutation of 0..n (InnerChunkOrder::ranks); anything else is left
-        // for the assembler to refuse
-        if let Some(slot) = sequence.get_mut(rank as usize) {
-            *slot = linear as u32;
+        match sequence.get_mut(rank as usize) {
+            Some(slot) if *slot == u32::MAX => *slot = linear as u32,
+            _ => return Err(not_a_permutation()),
         }
     }
     Ok(Some(sequence))
@@ -274,6 +280,14 @@ mod tests {
             coords(InnerChunkOrder::Colexicographic, &[2, 3]),
             [[0, 0], [1, 0], [0, 1], [1, 1], [0, 2], [1, 2]]
         );
+    }
+
+    #[test]
+    fn ranks_that_are_no_permutation_are_refused() {
+        assert!(sequence_of(Some(&[0, 5, 1])).is_err());
+        assert!(sequence_of(Some(&[1, 1, 0])).is_err());
+        assert_eq!(sequence_of(Some(&[2, 0, 1])).unwrap(), Some(vec![1, 2, 0]));
+        assert_eq!(sequence_of(None).unwrap(), None);
     }
 
     #[test]
