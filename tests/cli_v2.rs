@@ -279,15 +279,8 @@ fn v2_chunks_are_the_bytes_zarr_python_stores() {
     }
     let py = tmp.path().join("write.py");
     std::fs::write(&py, script).unwrap();
-    let out = std::process::Command::new(common::venv::python(".venv"))
-        .arg(&py)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let python = common::venv::python(".venv");
+    common::venv::run_checker(&python, &[] as &[&str], &py, "zarr-python's v2 writes");
     for (k, (codec, _)) in cases.iter().enumerate() {
         let chunks = |dir: &str| {
             let mut files: Vec<(String, Vec<u8>)> = common::files_under(&tmp.path().join(dir))
