@@ -424,3 +424,33 @@ def test_zarr_json_is_the_text_zarr_python_writes(tmp_url, case):
         zarrflow.create(url, **kw)
         zarr.create_array(url2, **kw)
     assert pathlib.Path(url, "zarr.json").read_bytes() == pathlib.Path(url2, "zarr.json").read_bytes()
+
+
+def test_colexicographic_order_gives_zarr_pythons_colexicographic_shards(tmp_url):
+    """zarr-python writes F-order shards when its sharding codec is given
+    subchunk_write_order="colexicographic"; zarrflow's inner_chunk_order="colexicographic"
+    stores the same bytes, after a whole write and a partial rewrite."""
+    import pathlib
+
+    from zarr.codecs import BytesCodec, ShardingCodec, ZstdCodec
+
+    data = values_of("int32", (12, 10, 6))
+    data[:4, :5] = 0
+    url, url2 = tmp_url(), tmp_url()
+    a = zarrflow.create(url, shape=data.shape, dtype="int32", codec="zstd:0", shards=(12, 10, 6),
+                        chunks=(4, 5, 2), inner_chunk_order="colexicographic")
+    sharding = ShardingCodec(chunk_shape=(4, 5, 2), codecs=[BytesCodec(), ZstdCodec(level=0)],
+                             subchunk_write_order="colexicographic")
+    z = zarr.create_array(url2, shape=data.shape, dtype="int32", chunks=(12, 10, 6),
+                          serializer=sharding, compressors=None, fill_value=0)
+    for target in (a, z):
+        target[...] = data
+        target[1:7, 3:9, 1:4] = data[1:7, 3:9, 1:4] // 2
+    ours = pathlib.Path(url, "c/0/0/0").read_bytes()
+    assert ours == pathlib.Path(url2, "c/0/0/0").read_bytes()
+    # and it is not the Morton or C layout of the same values
+    url3 = tmp_url()
+    m = zarrflow.create(url3, shape=data.shape, dtype="int32", codec="zstd:0", shards=(12, 10, 6),
+                        chunks=(4, 5, 2), inner_chunk_order="morton")
+    m[...] = a[...]
+    assert pathlib.Path(url3, "c/0/0/0").read_bytes() != ours
