@@ -225,8 +225,8 @@ fn create_writes_v2_and_copy_migrates_between_formats() {
     assert_eq!(stdout.matches(": OK").count(), 2, "{stdout}");
 }
 
-/// `create --zarr-format 2` + `set`: the chunks are the bytes zarr-python 3.4.2 stores in a
-/// v2 array with the same numcodecs compressor (zlib, zstd, bz2, lz4 at two accelerations,
+/// `create --zarr-format 2` + `set`: the chunks and `.zarray` are the bytes zarr-python
+/// 3.4.2 stores in a v2 array with the same numcodecs compressor (zlib, zstd, bz2, lz4 at two accelerations,
 /// lzma, blosc), and its own v2 array reads zarrflow's.
 #[test]
 fn v2_chunks_are_the_bytes_zarr_python_stores() {
@@ -295,6 +295,13 @@ fn v2_chunks_are_the_bytes_zarr_python_stores() {
         assert!(
             ours == theirs,
             "{codec}: the chunks differ from zarr-python's"
+        );
+        // and the same .zarray text (zarr-python's field order, numcodecs' configurations)
+        let zarray = |dir: &str| std::fs::read_to_string(tmp.path().join(dir).join(".zarray"));
+        assert_eq!(
+            zarray(&format!("ours{k}")).unwrap(),
+            zarray(&format!("theirs{k}")).unwrap(),
+            "{codec}"
         );
     }
 }

@@ -491,12 +491,11 @@ pub fn array_to_v2(meta: &ArrayMetadata) -> Result<(Value, Option<Value>), Metad
     };
     let dtype_str = v2_dtype(dtype, big).ok_or_else(|| not(format!("data type {dtype}")))?;
     let fill = v2_fill_value(meta.fill_value_metadata(), dtype)?;
+    // the fields in the order zarr-python 3 writes them
     let mut o = Map::new();
-    o.insert("zarr_format".into(), Value::from(2));
     o.insert("shape".into(), serde_json::json!(meta.shape()));
     o.insert("chunks".into(), serde_json::json!(chunk_shape));
     o.insert("dtype".into(), Value::from(dtype_str));
-    o.insert("compressor".into(), compressor);
     o.insert("fill_value".into(), fill);
     o.insert("order".into(), Value::from(order));
     o.insert("filters".into(), filters);
@@ -504,6 +503,8 @@ pub fn array_to_v2(meta: &ArrayMetadata) -> Result<(Value, Option<Value>), Metad
         "dimension_separator".into(),
         Value::from(separator.to_string()),
     );
+    o.insert("compressor".into(), compressor);
+    o.insert("zarr_format".into(), Value::from(2));
     let attrs = (!meta.attributes().is_empty()).then(|| Value::Object(meta.attributes().clone()));
     Ok((Value::Object(o), attrs))
 }
@@ -527,7 +528,19 @@ fn v2_codec(c: &zarrs::metadata::v3::MetadataV3) -> Result<Value, MetadataError>
         .unwrap_or_default();
     let mut o = Map::new();
     let zstd = id == "zstd";
-    o.insert("id".into(), Value::from(id.into_owned()));
+    o.insert("id".into(), Value::from(id.clone().into_owned()));
+    if id == "lzma" {
+        // numcodecs' LZMA config as zarr-python writes it: every field, its defaults
+        // (format 1, check -1, filters null) spelled out, in numcodecs' order
+        for (k, default) in [
+            ("format", Value::from(1)),
+            ("check", Value::from(-1)),
+            ("preset", Value::Null),
+            ("filters", Value::Null),
+        ] {
+            o.insert(k.into(), cfg.get(k).cloned().unwrap_or(default));
+        }
+    }
     for (k, v) in cfg.iter() {
         // numcodecs' Zstd config as zarr-python writes it: `checksum` only when on
         // (TensorStore's `zarr` driver refuses the member)
