@@ -54,7 +54,7 @@ mod written;
 use std::sync::Arc;
 
 use crate::codec::Sharding;
-pub use crate::codec::sharding::InnerChunkOrder;
+pub use crate::codec::sharding::{InnerChunkOrder, UnknownInnerChunkOrder};
 use crate::grid::DimensionGrid;
 use crate::hierarchy::ArrayNode;
 use crate::index::IndexTransform;

@@ -243,30 +243,21 @@ pub struct OrderArgs {
     /// TensorStore's and zarrs' layout; the default), morton (zarr-python 3's default, so
     /// the shards are byte for byte those zarr-python writes) or colexicographic (F order).
     /// Never stored in the metadata; every order reads the same.
-    #[arg(long, value_enum, value_name = "ORDER")]
-    pub inner_chunk_order: Option<InnerOrder>,
+    #[arg(long, value_name = "ORDER", value_parser = parse_inner_chunk_order)]
+    pub inner_chunk_order: Option<InnerChunkOrder>,
 }
 
-/// The order of a shard's inner chunks in the shard object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum InnerOrder {
-    /// C order, the last axis fastest.
-    Lexicographic,
-    /// F order, the first axis fastest.
-    Colexicographic,
-    /// zarr-python's Morton (Z) order.
-    Morton,
+/// An [`InnerChunkOrder`] by zarr-python's name (the library's own parser).
+fn parse_inner_chunk_order(text: &str) -> Result<InnerChunkOrder, String> {
+    text.parse()
+        .map_err(|e: zarrflow::array::UnknownInnerChunkOrder| e.to_string())
 }
 
 impl OrderArgs {
     /// The array options these arguments ask for.
     pub fn array_options(&self) -> zarrflow::ArrayOptions {
-        let order = match self.inner_chunk_order {
-            None | Some(InnerOrder::Lexicographic) => InnerChunkOrder::Lexicographic,
-            Some(InnerOrder::Colexicographic) => InnerChunkOrder::Colexicographic,
-            Some(InnerOrder::Morton) => InnerChunkOrder::Morton,
-        };
-        zarrflow::ArrayOptions::default().with_inner_chunk_order(order)
+        zarrflow::ArrayOptions::default()
+            .with_inner_chunk_order(self.inner_chunk_order.unwrap_or_default())
     }
 }
 

@@ -136,6 +136,19 @@ impl Sharding {
         Ok(Some(ranks))
     }
 
+    /// [`layout_ranks`](Self::layout_ranks) and their inverse ([`sequence_of`]: the C-order
+    /// index of the inner chunk at each layout position), for visiting a shard's inner
+    /// chunks in layout order; both `None` in C order.
+    #[allow(clippy::type_complexity)]
+    fn layout_sequence(
+        &self,
+        chunks_per_shard: &[u64],
+    ) -> Result<(Option<Arc<Vec<u32>>>, Option<Vec<u32>>), CodecError> {
+        let ranks = self.layout_ranks(chunks_per_shard)?;
+        let sequence = sequence_of(ranks.as_deref().map(Vec::as_slice))?;
+        Ok((ranks, sequence))
+    }
+
     /// An empty [`ShardParts`] for a shard whose index codec is `codec`, in this layer's
     /// layout order; `what` names the shard in errors.
     pub fn shard_parts(
@@ -261,8 +274,7 @@ impl Sharding {
         let codec = self.index_codec(shard_shape)?;
         let cps = codec.chunks_per_shard().to_vec();
         let cs = &self.config.chunk_shape;
-        let ranks = self.layout_ranks(&cps)?;
-        let sequence = sequence_of(ranks.as_deref().map(Vec::as_slice))?;
+        let (ranks, sequence) = self.layout_sequence(&cps)?;
         let mut shard = ShardAssembler::with_ranks(codec, ranks, "shard index")?;
         for rank in 0..num_elements(&cps) {
             let i = sequence
@@ -294,8 +306,7 @@ impl Sharding {
             encoded.len(),
             num_elements(index_codec.chunks_per_shard()) as usize,
         )?;
-        let ranks = self.layout_ranks(index_codec.chunks_per_shard())?;
-        let sequence = sequence_of(ranks.as_deref().map(Vec::as_slice))?;
+        let (ranks, sequence) = self.layout_sequence(index_codec.chunks_per_shard())?;
         let mut shard = ShardAssembler::with_ranks(index_codec, ranks, "shard index")?;
         shard.reserve(encoded.iter().flatten().map(|e| e.len() as u64).sum())?;
         for rank in 0..encoded.len() {
