@@ -46,6 +46,7 @@ mod result_buffer;
 mod retry;
 mod scatter;
 mod spawned;
+mod stream_store;
 mod view;
 mod vlen;
 mod write;

@@ -9,6 +9,7 @@ use crate::index::shape::c_strides;
 use crate::plan::{AxisDest, AxisSource, ChunkOp};
 
 use super::error::{ArrayError, Result};
+use super::stream_store;
 
 /// Offsets visited by one loop axis, in elements.
 #[derive(Debug, Clone)]
@@ -247,6 +248,143 @@ impl Kernel {
         Ok(())
     }
 
+    /// Whether `next` continues every row of this operation in the result: both are loops
+    /// of runs (the innermost axis contiguous in chunk and result) over the same outer
+    /// result offsets, and each of `next`'s runs starts in the result where this one's
+    /// ends (two x-neighbouring inner chunks of a box). Such operations copy as one
+    /// ([`gather_rows_streaming`](Self::gather_rows_streaming)). The chunk offsets may
+    /// differ.
+    pub(crate) fn continued_by(&self, next: &Kernel) -> bool {
+        let (Some((last, outer)), Some((next_last, next_outer))) =
+            (self.axes.split_last(), next.axes.split_last())
+        else {
+            return false;
+        };
+        let same_outer = outer.len() == next_outer.len()
+            && outer.iter().zip(next_outer).all(|pair| match pair {
+                (
+                    Steps::Affine {
+                        count: c0,
+                        dst: d0,
+                        dst_step: ds0,
+                        ..
+                    },
+                    Steps::Affine {
+                        count: c1,
+                        dst: d1,
+                        dst_step: ds1,
+                        ..
+                    },
+                ) => c0 == c1 && d0 == d1 && ds0 == ds1,
+                _ => false,
+            });
+        match (last, next_last) {
+            (
+                Steps::Affine {
+                    count,
+                    src_step: 1,
+                    dst,
+                    dst_step: 1,
+                    ..
+                },
+                Steps::Affine {
+                    count: next_count,
+                    src_step: 1,
+                    dst: next_dst,
+                    dst_step: 1,
+                    ..
+                },
+            ) => same_outer && *count > 0 && *next_count > 0 && *next_dst == dst + *count as i64,
+            _ => false,
+        }
+    }
+
+    /// Whether the operation's rows can be copied by
+    /// [`gather_rows_streaming`](Self::gather_rows_streaming): loops of runs whose rows
+    /// take at most [`MAX_ROW_BYTES`].
+    pub(crate) fn streams_rows(&self, elem: usize) -> bool {
+        let Some((last, outer)) = self.axes.split_last() else {
+            return false;
+        };
+        matches!(
+            last,
+            Steps::Affine {
+                src_step: 1,
+                dst_step: 1,
+                ..
+            }
+        ) && outer.iter().all(|a| matches!(a, Steps::Affine { .. }))
+            && self.row_bytes(elem) <= MAX_ROW_BYTES
+    }
+
+    /// Bytes of one of the operation's rows: its innermost run (`usize::MAX` for points).
+    pub(crate) fn row_bytes(&self, elem: usize) -> usize {
+        match self.axes.last() {
+            Some(Steps::Affine { count, .. }) => count.saturating_mul(elem),
+            _ => usize::MAX,
+        }
+    }
+
+    /// Copies the cells of `kernels` (each [`continued_by`](Self::continued_by) the next,
+    /// at most [`MAX_ROW_CHAIN`]) from `chunks` (one decoded chunk each) into `piece`, the
+    /// part of the result starting at element `start`, a result row at a time: the row's
+    /// runs are gathered into a buffer on the stack (rows of at most [`MAX_ROW_BYTES`]) and
+    /// stored with [`stream_store::copy_streaming`]. Every kernel is checked against its
+    /// chunk and the piece first, as [`gather_into_piece`](Self::gather_into_piece) checks
+    /// it. The caller calls [`stream_store::fence`] before the result is read elsewhere.
+    pub(crate) fn gather_rows_streaming(
+        kernels: &[&Kernel],
+        chunks: &[&[u8]],
+        piece: &mut [u8],
+        start: usize,
+        elem: usize,
+    ) -> Result<()> {
+        let bad = |what: &str| ArrayError::Internal(format!("a streamed row copy: {what}"));
+        if kernels.is_empty() || kernels.len() != chunks.len() || kernels.len() > MAX_ROW_CHAIN {
+            return Err(bad("no or too many operations"));
+        }
+        if kernels.windows(2).any(|w| !w[0].continued_by(w[1])) {
+            return Err(bad("operations that do not continue each other's rows"));
+        }
+        let row: usize = kernels.iter().map(|k| k.row_bytes(elem)).sum();
+        if row > MAX_ROW_BYTES || elem == 0 {
+            return Err(bad("rows longer than the staging buffer"));
+        }
+        for (k, chunk) in kernels.iter().zip(chunks) {
+            k.check(chunk.len() / elem, start, piece.len() / elem)?;
+            if k.axes.iter().any(|a| a.count() == 0) {
+                return Ok(());
+            }
+        }
+        let mut staging = Staging([0; MAX_ROW_BYTES]);
+        let mut srcs = [0i64; MAX_ROW_CHAIN];
+        for (s, k) in srcs.iter_mut().zip(kernels) {
+            *s = k.base;
+        }
+        walk_rows(kernels, 0, &srcs, -(start as i64), &mut |srcs, dst| {
+            let mut at = 0;
+            let mut first = None;
+            for (j, k) in kernels.iter().enumerate() {
+                if let Some(Steps::Affine {
+                    count,
+                    src,
+                    dst: d0,
+                    ..
+                }) = k.axes.last()
+                {
+                    first.get_or_insert(dst + d0);
+                    let s = (srcs[j] + src) as usize * elem;
+                    let n = count * elem;
+                    staging.0[at..at + n].copy_from_slice(&chunks[j][s..s + n]);
+                    at += n;
+                }
+            }
+            let d = first.unwrap_or(0) as usize * elem;
+            stream_store::copy_streaming(&mut piece[d..d + at], &staging.0[..at]);
+        });
+        Ok(())
+    }
+
     /// Writes one element value (e.g. the fill value) into every cell of the operation that
     /// lies in `piece`, the part of the result starting at element `start`.
     pub(crate) fn fill_into_piece(
@@ -404,6 +542,50 @@ impl Kernel {
                 }
             }
         }
+    }
+}
+
+/// Most operations [`Kernel::gather_rows_streaming`] copies as one.
+pub(crate) const MAX_ROW_CHAIN: usize = 16;
+/// Longest row (bytes) [`Kernel::gather_rows_streaming`] gathers on the stack.
+pub(crate) const MAX_ROW_BYTES: usize = 4096;
+
+/// The staging buffer of a streamed row, line-aligned.
+#[repr(align(64))]
+struct Staging([u8; MAX_ROW_BYTES]);
+
+/// Calls `f(chunk_offsets, result_offset)` for every row of a chain of kernels (see
+/// [`Kernel::gather_rows_streaming`]): the offsets before the innermost axis's own, one
+/// chunk offset per kernel; the outer axes are the first kernel's, which the others share.
+fn walk_rows<F: FnMut(&[i64], i64)>(
+    kernels: &[&Kernel],
+    axis: usize,
+    srcs: &[i64; MAX_ROW_CHAIN],
+    dst: i64,
+    f: &mut F,
+) {
+    let n = kernels.len();
+    let Some(Steps::Affine {
+        count,
+        dst: d0,
+        dst_step,
+        ..
+    }) = kernels[0].axes.get(axis)
+    else {
+        return;
+    };
+    if axis + 1 == kernels[0].axes.len() {
+        f(&srcs[..n], dst);
+        return;
+    }
+    for i in 0..*count as i64 {
+        let mut next = *srcs;
+        for (s, k) in next.iter_mut().zip(kernels) {
+            if let Some(Steps::Affine { src, src_step, .. }) = k.axes.get(axis) {
+                *s += src + i * src_step;
+            }
+        }
+        walk_rows(kernels, axis + 1, &next, dst + d0 + i * dst_step, f);
     }
 }
 
@@ -592,6 +774,124 @@ mod tests {
         // an index array listing a whole chunk in order is a list, not a run
         let ks = kernels(&[20], &[10], "[0,1,2,3,4,5,6,7,8,9]", SelectionMode::Outer);
         assert!(contiguous(&ks, 10).iter().all(Option::is_none));
+    }
+
+    /// Chunk `coords`'s buffer for the chained-copy test: distinct bytes per chunk and cell.
+    fn chunk_bytes(coords: &[i64], cells: usize, elem: usize) -> Vec<u8> {
+        let seed = coords.iter().fold(17i64, |a, &c| a * 31 + c) as u64;
+        (0..cells * elem)
+            .map(|i| (seed.wrapping_mul(0x9E37_79B9) ^ (i as u64).wrapping_mul(2654435761)) as u8)
+            .collect()
+    }
+
+    #[test]
+    fn chained_streamed_rows_write_what_per_chunk_copies_write() {
+        let cases: [(&[u64], &[u64], &str, usize); 9] = [
+            (&[12, 40], &[4, 8], "...", 2),
+            (&[12, 40], &[4, 8], "1:11, 3:37", 2),
+            (&[6, 9, 40], &[2, 3, 8], "...", 4),
+            (&[6, 9, 40], &[2, 3, 8], "1:5, 2:8, 5:39", 1),
+            (&[6, 9, 40], &[3, 3, 8], "::-1, :, 4:36", 8),
+            (&[5, 33], &[5, 11], ":, ::2", 2),
+            (&[64], &[16], "3:60", 4),
+            (&[4, 4, 4, 24], &[2, 2, 2, 6], "...", 2),
+            (&[10, 1000], &[5, 300], "...", 8),
+        ];
+        for (shape, chunks, sel, elem) in cases {
+            let ks = kernels(shape, chunks, sel, SelectionMode::Basic);
+            let cells: usize = chunks.iter().product::<u64>() as usize;
+            let result: usize = ks.iter().map(|(_, k)| k.cells()).sum::<usize>() * elem;
+            let buffers: Vec<Vec<u8>> = ks
+                .iter()
+                .map(|(c, _)| chunk_bytes(c, cells, elem))
+                .collect();
+            // what one copy per chunk writes
+            let mut want = vec![0u8; result];
+            for ((_, k), b) in ks.iter().zip(&buffers) {
+                k.gather_into_piece(b, &mut want, 0, elem).unwrap();
+            }
+            // in the order of their first result byte, as copy rounds sort them
+            let mut order: Vec<usize> = (0..ks.len()).collect();
+            order.sort_by_key(|&i| ks[i].1.dest_bounds().map(|b| b.0));
+            for shift in [0, 1, 16, 48, 63] {
+                // a piece starting `shift` bytes past a line boundary
+                let mut backing = vec![0u8; result + 2 * stream_store::LINE];
+                let at = (backing.as_ptr() as usize).next_multiple_of(stream_store::LINE)
+                    - backing.as_ptr() as usize
+                    + shift;
+                let piece = &mut backing[at..at + result];
+                let mut chained = 0;
+                let mut i = 0;
+                while i < order.len() {
+                    let mut j = i + 1;
+                    let mut row = ks[order[i]].1.row_bytes(elem);
+                    while j < order.len()
+                        && j - i < MAX_ROW_CHAIN
+                        && ks[order[j - 1]].1.continued_by(&ks[order[j]].1)
+                        && row + ks[order[j]].1.row_bytes(elem) <= MAX_ROW_BYTES
+                    {
+                        row += ks[order[j]].1.row_bytes(elem);
+                        j += 1;
+                    }
+                    let group: Vec<&Kernel> = order[i..j].iter().map(|&o| &ks[o].1).collect();
+                    let bufs: Vec<&[u8]> = order[i..j].iter().map(|&o| &buffers[o][..]).collect();
+                    if group[0].streams_rows(elem) {
+                        Kernel::gather_rows_streaming(&group, &bufs, piece, 0, elem).unwrap();
+                        chained += usize::from(j - i > 1);
+                    } else {
+                        for (k, b) in group.iter().zip(&bufs) {
+                            k.gather_into_piece(b, piece, 0, elem).unwrap();
+                        }
+                    }
+                    i = j;
+                }
+                stream_store::fence();
+                assert!(
+                    piece == &want[..],
+                    "{shape:?} {chunks:?} {sel} shift {shift}"
+                );
+                if !sel.contains("::") {
+                    assert!(chained > 0, "{sel}: no chain of x-neighbours was found");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn only_row_continuations_chain_and_bad_chains_are_errors() {
+        // 2-D box: chunk (0, 0) is continued by (0, 1), never by (1, 0) or by itself
+        let ks = kernels(&[8, 8], &[4, 4], "...", SelectionMode::Basic);
+        let k = |c: [i64; 2]| &ks.iter().find(|(cc, _)| cc[..] == c).unwrap().1;
+        assert!(k([0, 0]).continued_by(k([0, 1])));
+        assert!(!k([0, 1]).continued_by(k([0, 0])));
+        assert!(!k([0, 0]).continued_by(k([1, 0])));
+        assert!(!k([0, 0]).continued_by(k([0, 0])));
+        assert!(!k([0, 0]).continued_by(k([1, 1])));
+        let chunk = vec![0u8; 16];
+        let mut piece = vec![0u8; 64];
+        // a chain that is no chain, a missing chunk, a piece too small: errors, no panic
+        assert!(
+            Kernel::gather_rows_streaming(
+                &[k([0, 0]), k([1, 0])],
+                &[&chunk, &chunk],
+                &mut piece,
+                0,
+                1
+            )
+            .is_err()
+        );
+        assert!(Kernel::gather_rows_streaming(&[k([0, 0])], &[], &mut piece, 0, 1).is_err());
+        assert!(
+            Kernel::gather_rows_streaming(&[k([1, 1])], &[&chunk], &mut piece[..40], 0, 1).is_err()
+        );
+        // points are never streamed
+        let ks = kernels(
+            &[8, 8],
+            &[4, 4],
+            "[0, 5], [1, 7]",
+            SelectionMode::Vectorized,
+        );
+        assert!(ks.iter().all(|(_, k)| !k.streams_rows(1)));
     }
 
     #[test]

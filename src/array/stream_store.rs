@@ -1,0 +1,112 @@
+//! Streaming (non-temporal) stores for copies into large results.
+//!
+//! A read of a large result writes every line of it once, into memory no cache holds. An
+//! ordinary store first reads the line it lands in (read for ownership), so filling a
+//! 256 MiB result moves 512 MiB; a non-temporal store of a whole 64-byte line skips that
+//! read and goes to memory through a write-combining buffer. Measured on this project's
+//! 2-core machine (copying 4,096 decoded 32³ `u16` chunks into a 512³ result, rows of 64
+//! bytes, pages already present): 50 ms with ordinary stores against 17 ms streamed on two
+//! threads, 88 against 30 ms on one. A store of part of a line gains nothing and is slow
+//! through the write-combining buffer, so only whole, aligned lines are streamed; the bytes
+//! before the first line boundary and after the last are stored as usual.
+//!
+//! Streamed stores are weakly ordered: [`fence`] must run on the storing thread before
+//! another thread may read what it stored (the copy jobs call it when they end, before
+//! their results are handed back).
+
+/// The cache line streamed stores fill whole.
+pub(crate) const LINE: usize = 64;
+
+/// Copies `src` into `dst` (equal lengths), the whole 64-byte lines of `dst` with streaming
+/// stores (off x86-64, an ordinary copy). Call [`fence`] before another thread reads `dst`.
+#[inline]
+pub(crate) fn copy_streaming(dst: &mut [u8], src: &[u8]) {
+    assert_eq!(dst.len(), src.len(), "a streamed copy of unequal lengths");
+    let addr = dst.as_ptr() as usize;
+    let head = (addr.next_multiple_of(LINE) - addr).min(dst.len());
+    let lines = (dst.len() - head) / LINE;
+    if lines == 0 {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let (dst_head, rest) = dst.split_at_mut(head);
+    let (src_head, src_rest) = src.split_at(head);
+    dst_head.copy_from_slice(src_head);
+    let (body, dst_tail) = rest.split_at_mut(lines * LINE);
+    let (src_body, src_tail) = src_rest.split_at(lines * LINE);
+    for (d, s) in body.chunks_exact_mut(LINE).zip(src_body.chunks_exact(LINE)) {
+        store_line(d, s);
+    }
+    dst_tail.copy_from_slice(src_tail);
+}
+
+/// Stores the 64 bytes of `src` into the 64-byte-aligned line `dst`.
+#[inline(always)]
+#[allow(unsafe_code)]
+fn store_line(dst: &mut [u8], src: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+        let (dst, src): (&mut [u8; LINE], &[u8; LINE]) = match (dst.try_into(), src.try_into()) {
+            (Ok(d), Ok(s)) => (d, s),
+            _ => unreachable!("store_line is given whole lines"),
+        };
+        debug_assert_eq!(dst.as_ptr() as usize % LINE, 0);
+        let s = src.as_ptr().cast::<__m128i>();
+        let d = dst.as_mut_ptr().cast::<__m128i>();
+        // SAFETY: SSE2 is part of x86-64; `s` and `d` point to 64 readable / writable bytes
+        // (the arrays above), read unaligned and stored at `d`, 64-byte aligned (checked by
+        // the caller's split at the first line boundary), so each 16-byte store is aligned
+        // as `_mm_stream_si128` requires.
+        unsafe {
+            let (a, b, c, e) = (
+                _mm_loadu_si128(s),
+                _mm_loadu_si128(s.add(1)),
+                _mm_loadu_si128(s.add(2)),
+                _mm_loadu_si128(s.add(3)),
+            );
+            _mm_stream_si128(d, a);
+            _mm_stream_si128(d.add(1), b);
+            _mm_stream_si128(d.add(2), c);
+            _mm_stream_si128(d.add(3), e);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    dst.copy_from_slice(src);
+}
+
+/// Orders this thread's streamed stores before its later stores (and so before whatever
+/// hands its results to another thread).
+#[inline]
+#[allow(unsafe_code)]
+pub(crate) fn fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE is part of x86-64; a fence has no other effect.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_alignment_and_length_copies_exactly() {
+        let src: Vec<u8> = (0..700u32).map(|i| (i * 7 + 3) as u8).collect();
+        let mut buf = vec![0xEEu8; 1024];
+        for offset in 0..LINE + 3 {
+            for len in [0, 1, 15, 16, 63, 64, 65, 127, 128, 129, 300, 640] {
+                buf.fill(0xEE);
+                copy_streaming(&mut buf[offset..offset + len], &src[..len]);
+                fence();
+                assert_eq!(&buf[offset..offset + len], &src[..len], "{offset} {len}");
+                assert!(buf[..offset].iter().all(|&b| b == 0xEE), "{offset} {len}");
+                assert!(
+                    buf[offset + len..].iter().all(|&b| b == 0xEE),
+                    "{offset} {len}"
+                );
+            }
+        }
+    }
+}
