@@ -140,8 +140,9 @@
 //!
 //! `cli` (default): the `zarrflow` command line and its dependencies (`clap`, `indicatif`,
 //! `tracing-subscriber`). The library itself needs none of them.
-// Two audited exceptions: `array::result_buffer` advises result buffers onto huge pages, and
-// `codec::direct::FreeTail` lets zstd write a frame into a slab's spare capacity.
+// Three audited exceptions: `array::result_buffer` advises result buffers onto huge pages,
+// `codec::direct::FreeTail` lets zstd write a frame into a slab's spare capacity, and
+// `array::stream_store` stores whole cache lines of large results with streaming stores.
 #![deny(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 #![deny(rustdoc::broken_intra_doc_links)]

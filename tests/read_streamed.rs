@@ -1,8 +1,10 @@
 //! Results of 64 MiB and more are written with streaming stores, neighbouring inner chunks'
 //! rows gathered together (`array/stream_store.rs`, `read.rs`' `copy_ops`): the values of
 //! whole and boxed reads over the threshold equal the model's, through the local store and
-//! the memory store, into a fresh result (`read`) and into a caller's buffer at every
-//! alignment (`read_bytes_into`), with rows of inner chunks that are no whole cache lines.
+//! the memory store, into a fresh result (`read`) and into a caller's buffer 0, 2, 16 and
+//! 62 bytes past a line boundary (`read_bytes_into`), with rows of inner chunks that are no
+//! whole cache lines. (Values only: that these reads stream is the threshold's arithmetic;
+//! the library's unit tests count the chains.)
 
 use ndarray::{ArrayD, IxDyn, s};
 use zarrflow::array::{Array, ArrayOptions};

@@ -455,7 +455,8 @@ pub(super) fn plan_read(shared: &Shared, transform: &IndexTransform) -> Result<W
 /// when the decode stage still decoded dense chunks (read benchmark, 512³ uint16, 2 cores,
 /// best of 8: 32 shards at once against 8 held 416 against 335 MB peak for read all, 255
 /// against 244 ms; the same 18 ms for the sub-box; 131 against 137 ms for the gather);
-/// since dense chunks reach the copy stage still encoded, read all peaks at output + 6 MiB.
+/// since dense chunks reach the copy stage still encoded, read all peaks at output + 6 MiB
+/// (output + 8 MiB with the streamed copies of large results, [`copy_ops`]).
 const IN_PLACE_SHARDS: usize = 8;
 
 /// A piece of the result for one copy thread: start byte, the bytes, what lands there.
@@ -741,8 +742,12 @@ thread_local! {
 /// ([`super::stream_store`]). A result row is then written once, in whole lines, where
 /// copying each chunk's 64-byte share of it would first read the line (and, with a result
 /// not 64-byte aligned, as `malloc` returns large buffers, read two lines for each
-/// share). Measured on the read benchmark's 256 MiB read all: ~15 % less time and CPU.
-/// The streamed stores are fenced before this returns.
+/// share). Measured on the read benchmark's 256 MiB read all: ~10 % less time and CPU
+/// (medians of alternated runs). The streamed stores are fenced before this returns, by
+/// a guard, on every way out.
+///
+/// A thread that streamed keeps the decoded chunks of its last chain (at most
+/// [`MAX_CHAIN_DECODED_BYTES`]) for the next.
 fn copy_ops(
     shared: &Shared,
     ops: impl IntoIterator<Item = (Kernel, Payload)>,
@@ -766,40 +771,39 @@ fn copy_ops(
                 .is_none()
             && decoded(chunk) <= MAX_CHAIN_DECODED_BYTES
     };
+    // fences the streamed stores however this returns (an error, or a panic that
+    // `guarded` turns into one while the caller keeps the buffer)
+    let _fence = stream_store::FenceOnDrop;
     let mut ops = ops.into_iter().peekable();
     let mut chain: Vec<(Kernel, Encoded)> = Vec::new();
-    let copied = (|| {
-        while let Some((kernel, payload)) = ops.next() {
-            let chunk = match payload {
-                Payload::Encoded(chunk) if rowwise(&kernel, &chunk) => chunk,
-                other => {
-                    copy_one(shared, &kernel, other, piece, start, fill)?;
-                    continue;
-                }
-            };
-            let (mut row, mut bytes) = (kernel.row_bytes(elem), decoded(&chunk));
-            chain.push((kernel, chunk));
-            while let Some((kernel, Payload::Encoded(chunk))) = ops.next_if(|(k, p)| match p {
-                Payload::Encoded(c) => {
-                    chain.len() < MAX_ROW_CHAIN
-                        && chain.last().is_some_and(|(last, _)| last.continued_by(k))
-                        && rowwise(k, c)
-                        && row + k.row_bytes(elem) <= MAX_ROW_BYTES
-                        && bytes + decoded(c) <= MAX_CHAIN_DECODED_BYTES
-                }
-                _ => false,
-            }) {
-                row += kernel.row_bytes(elem);
-                bytes += decoded(&chunk);
-                chain.push((kernel, chunk));
+    while let Some((kernel, payload)) = ops.next() {
+        let chunk = match payload {
+            Payload::Encoded(chunk) if rowwise(&kernel, &chunk) => chunk,
+            other => {
+                copy_one(shared, &kernel, other, piece, start, fill)?;
+                continue;
             }
-            copy_chain(shared, &chain, piece, start)?;
-            chain.clear();
+        };
+        let (mut row, mut bytes) = (kernel.row_bytes(elem), decoded(&chunk));
+        chain.push((kernel, chunk));
+        while let Some((kernel, Payload::Encoded(chunk))) = ops.next_if(|(k, p)| match p {
+            Payload::Encoded(c) => {
+                chain.len() < MAX_ROW_CHAIN
+                    && chain.last().is_some_and(|(last, _)| last.continued_by(k))
+                    && rowwise(k, c)
+                    && row + k.row_bytes(elem) <= MAX_ROW_BYTES
+                    && bytes + decoded(c) <= MAX_CHAIN_DECODED_BYTES
+            }
+            _ => false,
+        }) {
+            row += kernel.row_bytes(elem);
+            bytes += decoded(&chunk);
+            chain.push((kernel, chunk));
         }
-        Ok(())
-    })();
-    stream_store::fence();
-    copied
+        copy_chain(shared, &chain, piece, start)?;
+        chain.clear();
+    }
+    Ok(())
 }
 
 /// Decodes the chunks of `chain` (see [`copy_ops`]) into this thread's kept buffers and
@@ -839,8 +843,8 @@ fn copy_chain(
                 shared.elem,
             )
         })();
-        // kept for the next chain, unless a chunk left them larger than a chain needs
-        if bufs.iter().map(Vec::capacity).sum::<usize>() > 2 * MAX_CHAIN_DECODED_BYTES {
+        // kept for the next chain, unless they hold more than one chain needs
+        if bufs.iter().map(Vec::capacity).sum::<usize>() > MAX_CHAIN_DECODED_BYTES {
             bufs.clear();
         }
         copied

@@ -252,8 +252,11 @@ impl Kernel {
     /// of runs (the innermost axis contiguous in chunk and result) over the same outer
     /// result offsets, and each of `next`'s runs starts in the result where this one's
     /// ends (two x-neighbouring inner chunks of a box). Such operations copy as one
-    /// ([`gather_rows_streaming`](Self::gather_rows_streaming)). The chunk offsets may
-    /// differ.
+    /// ([`gather_rows_streaming`](Self::gather_rows_streaming)), row by row where
+    /// per-chunk copies go chunk by chunk: the same writes in another order, which only
+    /// matters where a cell is written twice, and the operations of a plan write each cell
+    /// once (cells written twice come from point lists, which never chain). The chunk
+    /// offsets may differ.
     pub(crate) fn continued_by(&self, next: &Kernel) -> bool {
         let (Some((last, outer)), Some((next_last, next_outer))) =
             (self.axes.split_last(), next.axes.split_last())
@@ -326,12 +329,14 @@ impl Kernel {
     }
 
     /// Copies the cells of `kernels` (each [`continued_by`](Self::continued_by) the next,
-    /// at most [`MAX_ROW_CHAIN`]) from `chunks` (one decoded chunk each) into `piece`, the
-    /// part of the result starting at element `start`, a result row at a time: the row's
-    /// runs are gathered into a buffer on the stack (rows of at most [`MAX_ROW_BYTES`]) and
-    /// stored with [`stream_store::copy_streaming`]. Every kernel is checked against its
-    /// chunk and the piece first, as [`gather_into_piece`](Self::gather_into_piece) checks
-    /// it. The caller calls [`stream_store::fence`] before the result is read elsewhere.
+    /// at most [`MAX_ROW_CHAIN`], each [`streams_rows`](Self::streams_rows)) from `chunks`
+    /// (one decoded chunk each) into `piece`, the part of the result starting at element
+    /// `start`, a result row at a time: the row's runs are gathered into a buffer on the
+    /// stack (rows of at most [`MAX_ROW_BYTES`]) and stored with
+    /// [`stream_store::copy_streaming`]. The chain is checked to be one, and every kernel
+    /// against its chunk and the piece, as [`gather_into_piece`](Self::gather_into_piece)
+    /// checks it, before any byte moves. The caller fences
+    /// ([`stream_store::FenceOnDrop`]) before the result is read elsewhere.
     pub(crate) fn gather_rows_streaming(
         kernels: &[&Kernel],
         chunks: &[&[u8]],
@@ -343,11 +348,15 @@ impl Kernel {
         if kernels.is_empty() || kernels.len() != chunks.len() || kernels.len() > MAX_ROW_CHAIN {
             return Err(bad("no or too many operations"));
         }
+        if elem == 0 || !kernels.iter().all(|k| k.streams_rows(elem)) {
+            return Err(bad("an operation that is no loop of short runs"));
+        }
         if kernels.windows(2).any(|w| !w[0].continued_by(w[1])) {
             return Err(bad("operations that do not continue each other's rows"));
         }
+        // each at most MAX_ROW_BYTES (streams_rows), at most MAX_ROW_CHAIN of them
         let row: usize = kernels.iter().map(|k| k.row_bytes(elem)).sum();
-        if row > MAX_ROW_BYTES || elem == 0 {
+        if row > MAX_ROW_BYTES {
             return Err(bad("rows longer than the staging buffer"));
         }
         for (k, chunk) in kernels.iter().zip(chunks) {
@@ -850,6 +859,48 @@ mod tests {
                     piece == &want[..],
                     "{shape:?} {chunks:?} {sel} shift {shift}"
                 );
+                // the second half of the operations into a piece that starts at the first
+                // element they write
+                let tail = &order[order.len() / 2..];
+                let first = ks[tail[0]].1.dest_bounds().map_or(0, |b| b.0) as usize;
+                let mut per_chunk = vec![0u8; result - first * elem];
+                for &o in tail {
+                    ks[o]
+                        .1
+                        .gather_into_piece(&buffers[o], &mut per_chunk, first, elem)
+                        .unwrap();
+                }
+                let piece = &mut piece[first * elem..];
+                piece.fill(0);
+                let mut i = 0;
+                while i < tail.len() {
+                    let mut j = i + 1;
+                    while j < tail.len()
+                        && j - i < MAX_ROW_CHAIN
+                        && ks[tail[j - 1]].1.continued_by(&ks[tail[j]].1)
+                        && (i..=j)
+                            .map(|t| ks[tail[t]].1.row_bytes(elem))
+                            .sum::<usize>()
+                            <= MAX_ROW_BYTES
+                    {
+                        j += 1;
+                    }
+                    let group: Vec<&Kernel> = tail[i..j].iter().map(|&o| &ks[o].1).collect();
+                    let bufs: Vec<&[u8]> = tail[i..j].iter().map(|&o| &buffers[o][..]).collect();
+                    if group[0].streams_rows(elem) {
+                        Kernel::gather_rows_streaming(&group, &bufs, piece, first, elem).unwrap();
+                    } else {
+                        for (k, b) in group.iter().zip(&bufs) {
+                            k.gather_into_piece(b, piece, first, elem).unwrap();
+                        }
+                    }
+                    i = j;
+                }
+                stream_store::fence();
+                assert!(
+                    piece == &per_chunk[..],
+                    "{sel} from element {first}, shift {shift}"
+                );
                 if !sel.contains("::") {
                     assert!(chained > 0, "{sel}: no chain of x-neighbours was found");
                 }
@@ -869,7 +920,8 @@ mod tests {
         assert!(!k([0, 0]).continued_by(k([1, 1])));
         let chunk = vec![0u8; 16];
         let mut piece = vec![0u8; 64];
-        // a chain that is no chain, a missing chunk, a piece too small: errors, no panic
+        // a chain that is no chain, a missing chunk, a piece too small, an operation that
+        // is no loop of runs: errors, no panic
         assert!(
             Kernel::gather_rows_streaming(
                 &[k([0, 0]), k([1, 0])],
@@ -884,14 +936,19 @@ mod tests {
         assert!(
             Kernel::gather_rows_streaming(&[k([1, 1])], &[&chunk], &mut piece[..40], 0, 1).is_err()
         );
-        // points are never streamed
+        // points and reversed rows are never streamed, alone or not
         let ks = kernels(
             &[8, 8],
             &[4, 4],
             "[0, 5], [1, 7]",
             SelectionMode::Vectorized,
         );
-        assert!(ks.iter().all(|(_, k)| !k.streams_rows(1)));
+        let rev = kernels(&[8, 8], &[4, 4], ":, ::-1", SelectionMode::Basic);
+        for (_, k) in ks.iter().chain(&rev) {
+            assert!(!k.streams_rows(1));
+            let r = Kernel::gather_rows_streaming(&[k], &[&chunk], &mut piece, 0, 1);
+            assert!(r.is_err());
+        }
     }
 
     #[test]

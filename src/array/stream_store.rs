@@ -11,8 +11,8 @@
 //! before the first line boundary and after the last are stored as usual.
 //!
 //! Streamed stores are weakly ordered: [`fence`] must run on the storing thread before
-//! another thread may read what it stored (the copy jobs call it when they end, before
-//! their results are handed back).
+//! another thread may read what it stored (the copy jobs hold a [`FenceOnDrop`] while they
+//! copy, so it runs however they end, before their results are handed back).
 
 /// The cache line streamed stores fill whole.
 pub(crate) const LINE: usize = 64;
@@ -44,7 +44,7 @@ pub(crate) fn copy_streaming(dst: &mut [u8], src: &[u8]) {
 #[inline(always)]
 #[allow(unsafe_code)]
 fn store_line(dst: &mut [u8], src: &[u8]) {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     {
         use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
         let (dst, src): (&mut [u8; LINE], &[u8; LINE]) = match (dst.try_into(), src.try_into()) {
@@ -71,8 +71,19 @@ fn store_line(dst: &mut [u8], src: &[u8]) {
             _mm_stream_si128(d.add(3), e);
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     dst.copy_from_slice(src);
+}
+
+/// Calls [`fence`] when dropped: held by whatever streams, so that no way out of it (an
+/// error, a panic caught further up) leaves this thread's streamed stores unfenced.
+#[derive(Debug)]
+pub(crate) struct FenceOnDrop;
+
+impl Drop for FenceOnDrop {
+    fn drop(&mut self) {
+        fence();
+    }
 }
 
 /// Orders this thread's streamed stores before its later stores (and so before whatever
@@ -80,7 +91,7 @@ fn store_line(dst: &mut [u8], src: &[u8]) {
 #[inline]
 #[allow(unsafe_code)]
 pub(crate) fn fence() {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     // SAFETY: SSE is part of x86-64; a fence has no other effect.
     unsafe {
         std::arch::x86_64::_mm_sfence()
