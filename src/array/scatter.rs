@@ -793,6 +793,44 @@ mod tests {
             .collect()
     }
 
+    /// Copies the operations `ids` of `ks` (in that order) from `buffers` into `piece`
+    /// (from result element `start`) as `read::copy_ops` does: runs of row neighbours as
+    /// one streamed chain, the others one by one. Returns how many chains had 2 or more.
+    fn copy_in_chains(
+        ks: &[(Vec<i64>, Kernel)],
+        buffers: &[Vec<u8>],
+        ids: &[usize],
+        piece: &mut [u8],
+        start: usize,
+        elem: usize,
+    ) -> usize {
+        let (mut chained, mut i) = (0, 0);
+        while i < ids.len() {
+            let mut j = i + 1;
+            let mut row = ks[ids[i]].1.row_bytes(elem);
+            while j < ids.len()
+                && j - i < MAX_ROW_CHAIN
+                && ks[ids[j - 1]].1.continued_by(&ks[ids[j]].1)
+                && row + ks[ids[j]].1.row_bytes(elem) <= MAX_ROW_BYTES
+            {
+                row += ks[ids[j]].1.row_bytes(elem);
+                j += 1;
+            }
+            let group: Vec<&Kernel> = ids[i..j].iter().map(|&o| &ks[o].1).collect();
+            let bufs: Vec<&[u8]> = ids[i..j].iter().map(|&o| &buffers[o][..]).collect();
+            if group[0].streams_rows(elem) {
+                Kernel::gather_rows_streaming(&group, &bufs, piece, start, elem).unwrap();
+                chained += usize::from(j - i > 1);
+            } else {
+                for (k, b) in group.iter().zip(&bufs) {
+                    k.gather_into_piece(b, piece, start, elem).unwrap();
+                }
+            }
+            i = j;
+        }
+        chained
+    }
+
     #[test]
     fn chained_streamed_rows_write_what_per_chunk_copies_write() {
         let cases: [(&[u64], &[u64], &str, usize); 9] = [
@@ -829,31 +867,7 @@ mod tests {
                     - backing.as_ptr() as usize
                     + shift;
                 let piece = &mut backing[at..at + result];
-                let mut chained = 0;
-                let mut i = 0;
-                while i < order.len() {
-                    let mut j = i + 1;
-                    let mut row = ks[order[i]].1.row_bytes(elem);
-                    while j < order.len()
-                        && j - i < MAX_ROW_CHAIN
-                        && ks[order[j - 1]].1.continued_by(&ks[order[j]].1)
-                        && row + ks[order[j]].1.row_bytes(elem) <= MAX_ROW_BYTES
-                    {
-                        row += ks[order[j]].1.row_bytes(elem);
-                        j += 1;
-                    }
-                    let group: Vec<&Kernel> = order[i..j].iter().map(|&o| &ks[o].1).collect();
-                    let bufs: Vec<&[u8]> = order[i..j].iter().map(|&o| &buffers[o][..]).collect();
-                    if group[0].streams_rows(elem) {
-                        Kernel::gather_rows_streaming(&group, &bufs, piece, 0, elem).unwrap();
-                        chained += usize::from(j - i > 1);
-                    } else {
-                        for (k, b) in group.iter().zip(&bufs) {
-                            k.gather_into_piece(b, piece, 0, elem).unwrap();
-                        }
-                    }
-                    i = j;
-                }
+                let chained = copy_in_chains(&ks, &buffers, &order, piece, 0, elem);
                 stream_store::fence();
                 assert!(
                     piece == &want[..],
@@ -872,30 +886,7 @@ mod tests {
                 }
                 let piece = &mut piece[first * elem..];
                 piece.fill(0);
-                let mut i = 0;
-                while i < tail.len() {
-                    let mut j = i + 1;
-                    while j < tail.len()
-                        && j - i < MAX_ROW_CHAIN
-                        && ks[tail[j - 1]].1.continued_by(&ks[tail[j]].1)
-                        && (i..=j)
-                            .map(|t| ks[tail[t]].1.row_bytes(elem))
-                            .sum::<usize>()
-                            <= MAX_ROW_BYTES
-                    {
-                        j += 1;
-                    }
-                    let group: Vec<&Kernel> = tail[i..j].iter().map(|&o| &ks[o].1).collect();
-                    let bufs: Vec<&[u8]> = tail[i..j].iter().map(|&o| &buffers[o][..]).collect();
-                    if group[0].streams_rows(elem) {
-                        Kernel::gather_rows_streaming(&group, &bufs, piece, first, elem).unwrap();
-                    } else {
-                        for (k, b) in group.iter().zip(&bufs) {
-                            k.gather_into_piece(b, piece, first, elem).unwrap();
-                        }
-                    }
-                    i = j;
-                }
+                copy_in_chains(&ks, &buffers, tail, piece, first, elem);
                 stream_store::fence();
                 assert!(
                     piece == &per_chunk[..],
