@@ -725,6 +725,7 @@ fn stream_min_bytes() -> usize {
     #[cfg(not(test))]
     STREAM_MIN_BYTES
 }
+
 /// The most bytes of chunks [`copy_ops`] decodes ahead of one streamed row copy.
 const MAX_CHAIN_DECODED_BYTES: usize = 1 << 20;
 
@@ -1529,11 +1530,12 @@ mod tests {
     pub(super) static CHAINED: std::sync::atomic::AtomicUsize =
         std::sync::atomic::AtomicUsize::new(0);
 
-    /// Every read streamed (the threshold lowered to 0): boxes whose inner chunks chain
-    /// (rows of 24 `u16`, 48 bytes, and of 24 `u8`, never whole lines, so every row mixes
-    /// chunks), partial edges, strides, a reversed axis, one plane and points (no chains:
-    /// their chunks are read sparsely), on 2 copy threads and on
-    /// 1, sharded and not; the values are the model's.
+    /// Reads streamed (the threshold lowered to 0): boxes whose inner chunks chain (rows of
+    /// 24 `u16`, 48 bytes, and of 24 `u8`, never whole lines, so every row mixes chunks),
+    /// partial edges, strides, a reversed axis, one plane and points (no chains: their
+    /// chunks are read sparsely), on 2 copy threads and on 1, sharded and not; the values
+    /// are the model's. (`CHAINED` counts every test's chains: that it grows shows chains
+    /// were made, most likely by this test's read.)
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn streamed_reads_hold_the_models_values() {
         use std::sync::atomic::Ordering::Relaxed;
