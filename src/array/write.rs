@@ -260,9 +260,10 @@ type Head = (Vec<i64>, usize, Vec<usize>);
 
 /// The touched shards (or chunks) of some planned writes, in ascending key order, each
 /// with the operations of every write touching it in write order. Each plan's rows are
-/// walked in chunk order ([`ChunkPlan::rows_in_chunk_order`]) and the walks merged, so a
-/// target's operations are lowered (and its inner chunks planned) only when the write gets
-/// to it: the state is one row per write.
+/// walked in chunk order
+/// ([`GridPartition::rows_in_chunk_order`](crate::plan::GridPartition::rows_in_chunk_order))
+/// and the walks merged, so a target's operations are lowered (and its inner chunks
+/// planned) only when the write gets to it: the state is one row per write.
 ///
 /// Operations are lowered as writes ([`ChunkOp::last_writer`]): a broadcast loop (a
 /// stride-0 map, a broadcast index array) is cut to its last step, the value NumPy and

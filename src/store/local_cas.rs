@@ -104,7 +104,7 @@ impl LocalCasStore {
         self.fsync
     }
 
-    /// A whole-object [`ObjectStore::get`] on the calling thread, with blocking system
+    /// A whole-object [`ObjectStoreExt::get`](object_store::ObjectStoreExt::get) on the calling thread, with blocking system
     /// calls (a stat and an open): for a thread that may block, such as the CPU pool's.
     pub(crate) fn get_now(&self, location: &Path) -> Result<GetResult> {
         get_file(

@@ -251,7 +251,7 @@ impl ShardIndexCodec {
     /// Refuses entries that share bytes with each other or with the index (validated
     /// entries: each lies inside the shard). Sorting the spans once costs `O(n log n)` for
     /// `n` inner chunks, done once per index read (then cached); the sort orders 4-byte
-    /// entry numbers (at most [`MAX_SHARD_ENTRIES`](super::MAX_SHARD_ENTRIES) entries), not
+    /// entry numbers (at most [`MAX_SHARD_ENTRIES`] entries), not
     /// copies of the spans.
     fn check_disjoint(
         &self,
