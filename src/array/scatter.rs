@@ -243,7 +243,7 @@ impl Kernel {
         self.check(chunk.len() / elem, start, piece.len() / elem)?;
         self.walk(0, self.base, -(start as i64), &mut |s, d, n| {
             let (s, d) = (s as usize * elem, d as usize * elem);
-            copy_run(&mut piece[d..d + n * elem], &chunk[s..s + n * elem]);
+            piece[d..d + n * elem].copy_from_slice(&chunk[s..s + n * elem]);
         });
         Ok(())
     }
@@ -485,7 +485,7 @@ impl Kernel {
         self.check(chunk.len() / elem, 0, values.len() / elem)?;
         self.walk(0, self.base, 0, &mut |s, d, n| {
             let (s, d) = (s as usize * elem, d as usize * elem);
-            copy_run(&mut chunk[s..s + n * elem], &values[d..d + n * elem]);
+            chunk[s..s + n * elem].copy_from_slice(&values[d..d + n * elem]);
         });
         Ok(())
     }
@@ -687,28 +687,6 @@ fn row_offsets(
         .chain(std::iter::repeat(0))
         .take(count)
         .collect())
-}
-
-/// Copies `src` into `dst` (equal lengths): runs of an inner chunk's row are short (64 bytes
-/// for 32 two-byte elements), and a fixed-size copy compiles to a few vector moves where
-/// `copy_from_slice` calls `memmove`.
-#[inline(always)]
-fn copy_run(dst: &mut [u8], src: &[u8]) {
-    fn fixed<const N: usize>(dst: &mut [u8], src: &[u8]) {
-        match (
-            <&mut [u8; N]>::try_from(&mut *dst),
-            <&[u8; N]>::try_from(src),
-        ) {
-            (Ok(d), Ok(s)) => *d = *s,
-            _ => dst.copy_from_slice(src),
-        }
-    }
-    match dst.len() {
-        32 => fixed::<32>(dst, src),
-        64 => fixed::<64>(dst, src),
-        128 => fixed::<128>(dst, src),
-        _ => dst.copy_from_slice(src),
-    }
 }
 
 #[cfg(test)]
