@@ -25,6 +25,12 @@
 //! frees them inside its calls.
 //! Without `.venv` the table says why TensorStore is missing.
 //!
+//! After the table, the encode floor of case 1: every inner chunk compressed by zstd at the
+//! array's level from buffers already in chunk order (no gather, no shard assembly, no file
+//! writes), on one thread and on every core, with zarrflow's and TensorStore's times over it
+//! and the floor over TensorStore's time (the least ratio to TensorStore this codec leaves
+//! any engine on the machine).
+//!
 //! Then the same cases with 10 ms of latency: the three libraries write through one local
 //! S3-compatible server (`benches/peers/s3_latency.rs`, in memory, every answer 10 ms late),
 //! each into its own bucket, best of two more calls than the local cases (the first calls
@@ -514,6 +520,7 @@ fn main() {
         println!("check: TensorStore's array holds the same sum");
     }
     print_table(&cases, &peer);
+    print_encode_floor(&data, [n, shard, inner], runs, &cases[0], &peer);
     s3_latency_cases(&rt, [n, shard, inner], &data, &values, &work, runs + 2);
 }
 
@@ -539,6 +546,107 @@ fn print_table(cases: &[Case], peer: &Result<serde_json::Value, String>) {
             ms(Some(c.ours_cpu / cores as u32))
         );
     }
+}
+
+/// The encode floor of write whole: every inner chunk compressed by zstd at the array's
+/// level (0, no checksum) from buffers that already hold its cells in C order (gathered
+/// beforehand, untimed) into a reused buffer, on one thread and on every core, best of
+/// `runs`; no gather from the caller's array, no shard assembly, no file writes. Printed
+/// with zarrflow's and TensorStore's whole-array write over it, and the floor over
+/// TensorStore's time: the least ratio to TensorStore that this codec leaves any engine
+/// on this machine (both libraries compress with the same zstd at the same level).
+fn print_encode_floor(
+    data: &[u16],
+    [n, shard, inner]: [u64; 3],
+    runs: usize,
+    whole: &Case,
+    peer: &Result<serde_json::Value, String>,
+) {
+    let (n, inner) = (n as usize, inner as usize);
+    let per_axis = n / inner;
+    // the inner chunks in the order a writer meets them: shard by shard, C order within
+    let shards = (n / shard as usize).max(1);
+    let per_shard = per_axis / shards;
+    let mut order = Vec::with_capacity(per_axis.pow(3));
+    for s in 0..shards.pow(3) {
+        let (sz, sy, sx) = (s / (shards * shards), s / shards % shards, s % shards);
+        for c in 0..per_shard.pow(3) {
+            let (cz, cy, cx) = (
+                c / (per_shard * per_shard),
+                c / per_shard % per_shard,
+                c % per_shard,
+            );
+            order.push([
+                sz * per_shard + cz,
+                sy * per_shard + cy,
+                sx * per_shard + cx,
+            ]);
+        }
+    }
+    let chunk_cells = inner.pow(3);
+    let mut chunks = vec![0u8; order.len() * chunk_cells * 2];
+    for (k, [cz, cy, cx]) in order.iter().enumerate() {
+        let out = &mut chunks[k * chunk_cells * 2..(k + 1) * chunk_cells * 2];
+        for z in 0..inner {
+            for y in 0..inner {
+                let src = ((cz * inner + z) * n + cy * inner + y) * n + cx * inner;
+                let row = &data[src..src + inner];
+                let at = (z * inner + y) * inner * 2;
+                for (i, v) in row.iter().enumerate() {
+                    out[at + 2 * i..at + 2 * i + 2].copy_from_slice(&v.to_ne_bytes());
+                }
+            }
+        }
+    }
+    let compress = |part: &[u8]| -> usize {
+        let mut c = zstd::bulk::Compressor::new(0).expect("zstd context");
+        let mut buf = Vec::with_capacity(zstd::zstd_safe::compress_bound(chunk_cells * 2));
+        part.chunks(chunk_cells * 2)
+            .map(|chunk| {
+                buf.clear();
+                c.compress_to_buffer(chunk, &mut buf).expect("zstd");
+                buf.len()
+            })
+            .sum()
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (one, _, _) = best(runs, || compress(&chunks));
+    let per = order.len().div_ceil(cores) * chunk_cells * 2;
+    let (all, stored, _) = best(runs, || {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = chunks
+                .chunks(per)
+                .map(|part| scope.spawn(move || compress(part)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("thread"))
+                .sum::<usize>()
+        })
+    });
+    let ts = peer
+        .as_ref()
+        .ok()
+        .and_then(|p| tensorstore::seconds(&p[whole.peer_case]));
+    let over = |t: Duration| format!("{:.2}x", t.as_secs_f64() / all.as_secs_f64());
+    println!();
+    println!(
+        "encode floor of write whole (every inner chunk through zstd level 0 from buffers \
+         already in chunk order into a reused buffer; no gather, no shard assembly, no file \
+         writes; {:.1} MiB compressed to {:.1} MiB; best of {runs}): 1 thread {} ms, {cores} threads \
+         {} ms; write whole / floor: zarrflow {}, TensorStore {}; floor / TensorStore {} \
+         (the least ratio to TensorStore this codec leaves any engine here)",
+        chunks.len() as f64 / (1 << 20) as f64,
+        stored as f64 / (1 << 20) as f64,
+        ms(Some(one)),
+        ms(Some(all)),
+        over(whole.ours),
+        ts.map_or("—".into(), over),
+        ts.map_or("—".into(), |t| format!(
+            "{:.2}x",
+            all.as_secs_f64() / t.as_secs_f64()
+        )),
+    );
 }
 
 /// The same cases with 10 ms of latency on every request: the three libraries write through
