@@ -128,6 +128,59 @@ async fn numcodecs_configurations_neither_implements_are_typed_errors_naming_the
     }
 }
 
+/// `numcodecs.zfpy` stays refused by name, in Zarr v3 and v2, before any chunk is read.
+/// zarrs 0.23.14 decodes it behind its `zfp` feature, but its decoder allocates the chunk's
+/// elements and then decompresses as many as the stream's own header declares: with that
+/// feature on, a 1,576-byte chunk whose header claimed 400 × 500 values inside a 5 × 50
+/// chunk corrupted the heap and crashed `zarrflow get` (tried here with the feature on, not
+/// committed). This test fails once the codec opens: whoever enables it must first check
+/// the header's type and dimensions against the chunk and bound the bits the decoder reads,
+/// and replace this test with one of hostile headers.
+#[tokio::test]
+async fn zfpy_stays_refused_by_name_before_any_chunk_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let v3 = dir.path().join("v3");
+    std::fs::create_dir_all(v3.join("c/0")).unwrap();
+    let doc = json!({
+        "zarr_format": 3, "node_type": "array", "shape": [10, 100], "data_type": "float64",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [5, 50]}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": 0.0,
+        "codecs": [{"name": "numcodecs.zfpy", "configuration": {"mode": 4, "tolerance": 0.001}}],
+        "attributes": {}
+    });
+    std::fs::write(v3.join("zarr.json"), doc.to_string()).unwrap();
+    // a chunk that is no zfp stream: never read, as the open fails first
+    std::fs::write(v3.join("c/0/0"), b"zfp\x05 not a stream").unwrap();
+    let v2 = dir.path().join("v2");
+    std::fs::create_dir_all(&v2).unwrap();
+    let zarray = json!({
+        "zarr_format": 2, "shape": [10, 100], "chunks": [5, 50], "dtype": "<f8",
+        "compressor": {"id": "zfpy", "mode": 4, "tolerance": 0.001},
+        "fill_value": 0.0, "filters": null, "order": "C"
+    });
+    std::fs::write(v2.join(".zarray"), zarray.to_string()).unwrap();
+    let store = Store::open(dir.path().to_str().unwrap(), StoreOptions::default()).unwrap();
+    for (path, codec) in [("v3", "numcodecs.zfpy"), ("v2", "zfpy")] {
+        let e = Array::open_in(&store, &key(path), ArrayOptions::default())
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains(codec), "{path}: {e}");
+        let refused = match &e {
+            ArrayError::Hierarchy(HierarchyError::Metadata(m)) => match m {
+                MetadataError::Codec {
+                    source: CodecError::UnsupportedCodec { .. },
+                    ..
+                } => path == "v3",
+                MetadataError::UnsupportedV2Codec { id, .. } => path == "v2" && id == codec,
+                _ => false,
+            },
+            _ => false,
+        };
+        assert!(refused, "{path}: {e:?}");
+    }
+}
+
 struct Case {
     name: String,
     data_type: DataType,
