@@ -27,9 +27,9 @@
 //!
 //! After the table, the encode floor of case 1: every inner chunk compressed by zstd at the
 //! array's level from buffers already in chunk order (no gather, no shard assembly, no file
-//! writes), on one thread and on every core, with zarrflow's and TensorStore's times over it
-//! and the floor over TensorStore's time (the least ratio to TensorStore this codec leaves
-//! any engine on the machine).
+//! writes), on one thread and on every core, with zarrflow's and TensorStore's times over the
+//! all-core floor and that floor over TensorStore's time (with this libzstd at this level,
+//! the least ratio to TensorStore an engine can reach on the machine).
 //!
 //! Then the same cases with 10 ms of latency: the three libraries write through one local
 //! S3-compatible server (`benches/peers/s3_latency.rs`, in memory, every answer 10 ms late),
@@ -552,9 +552,10 @@ fn print_table(cases: &[Case], peer: &Result<serde_json::Value, String>) {
 /// level (0, no checksum) from buffers that already hold its cells in C order (gathered
 /// beforehand, untimed) into a reused buffer, on one thread and on every core, best of
 /// `runs`; no gather from the caller's array, no shard assembly, no file writes. Printed
-/// with zarrflow's and TensorStore's whole-array write over it, and the floor over
-/// TensorStore's time: the least ratio to TensorStore that this codec leaves any engine
-/// on this machine (both libraries compress with the same zstd at the same level).
+/// with zarrflow's and TensorStore's whole-array write over the all-core floor, and that
+/// floor over TensorStore's time: with this libzstd (zstd-sys 1.5.7) at the array's level,
+/// the least ratio to TensorStore an engine can reach here (TensorStore compresses at the
+/// same level with its own build of libzstd).
 fn print_encode_floor(
     data: &[u16],
     [n, shard, inner]: [u64; 3],
@@ -593,7 +594,7 @@ fn print_encode_floor(
                 let row = &data[src..src + inner];
                 let at = (z * inner + y) * inner * 2;
                 for (i, v) in row.iter().enumerate() {
-                    out[at + 2 * i..at + 2 * i + 2].copy_from_slice(&v.to_ne_bytes());
+                    out[at + 2 * i..at + 2 * i + 2].copy_from_slice(&v.to_le_bytes());
                 }
             }
         }
@@ -612,6 +613,7 @@ fn print_encode_floor(
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (one, _, _) = best(runs, || compress(&chunks));
     let per = order.len().div_ceil(cores) * chunk_cells * 2;
+    let threads = chunks.chunks(per).count();
     let (all, stored, _) = best(runs, || {
         std::thread::scope(|scope| {
             let handles: Vec<_> = chunks
@@ -633,9 +635,10 @@ fn print_encode_floor(
     println!(
         "encode floor of write whole (every inner chunk through zstd level 0 from buffers \
          already in chunk order into a reused buffer; no gather, no shard assembly, no file \
-         writes; {:.1} MiB compressed to {:.1} MiB; best of {runs}): 1 thread {} ms, {cores} threads \
-         {} ms; write whole / floor: zarrflow {}, TensorStore {}; floor / TensorStore {} \
-         (the least ratio to TensorStore this codec leaves any engine here)",
+         writes; {:.1} MiB compressed to {:.1} MiB; best of {runs}): 1 thread {} ms, {threads} \
+         threads {} ms; write whole / {threads}-thread floor: zarrflow {}, TensorStore {}; \
+         {threads}-thread floor / TensorStore {} (with this libzstd at this level, the least \
+         ratio to TensorStore an engine can reach here)",
         chunks.len() as f64 / (1 << 20) as f64,
         stored as f64 / (1 << 20) as f64,
         ms(Some(one)),

@@ -1553,10 +1553,10 @@ def gen_numcodecs_v3() -> None:
     MANIFEST_DATA["not_produced"] += [
         {"writer": ZP, "case": "numcodecs.zfpy",
          "reason": "zarrs 0.23 implements it behind its `zfp` feature, which zarrflow does not enable: its "
-                   "decoder decompresses as many values as the stream's header declares into a buffer of the "
-                   "chunk's (a hostile chunk corrupts the heap), and zfp is a C library built with cmake; the "
-                   "Python package `zfpy` is not in the pinned environment. An array with it is refused by name "
-                   "(the codec is unknown to the chain)"},
+                   "decoder decompresses as many values as the stream's header declares into a buffer sized for "
+                   "the chunk (a hostile chunk can corrupt the heap) and reads past a short stream, and zfp is a "
+                   "C library built with cmake and bindgen (libclang); the Python package `zfpy` is not in the "
+                   "pinned environment. An array with it is refused by name (the codec is unknown to the chain)"},
     ]
 
 

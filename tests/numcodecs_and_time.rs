@@ -169,9 +169,9 @@ async fn zfpy_stays_refused_by_name_before_any_chunk_is_read() {
         let refused = match &e {
             ArrayError::Hierarchy(HierarchyError::Metadata(m)) => match m {
                 MetadataError::Codec {
-                    source: CodecError::UnsupportedCodec { .. },
+                    source: CodecError::UnsupportedCodec { field, .. },
                     ..
-                } => path == "v3",
+                } => path == "v3" && field.contains(codec),
                 MetadataError::UnsupportedV2Codec { id, .. } => path == "v2" && id == codec,
                 _ => false,
             },
