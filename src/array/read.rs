@@ -48,7 +48,7 @@ use super::pool::{
     cpu_pool_threads, guarded, on_blocking, on_cpu_pool, on_multi_thread_runtime, run_parallel,
 };
 use super::retry::{MAX_CONFLICT_ATTEMPTS, backoff};
-use super::scatter::{Kernel, MAX_ROW_BYTES, MAX_ROW_CHAIN};
+use super::scatter::{Kernel, joins_chain};
 use super::stream_store;
 use super::{ShardLayout, Shared, inner_chunk_index};
 
@@ -789,10 +789,10 @@ fn copy_ops(
         chain.push((kernel, chunk));
         while let Some((kernel, Payload::Encoded(chunk))) = ops.next_if(|(k, p)| match p {
             Payload::Encoded(c) => {
-                chain.len() < MAX_ROW_CHAIN
-                    && chain.last().is_some_and(|(last, _)| last.continued_by(k))
+                chain
+                    .last()
+                    .is_some_and(|(last, _)| joins_chain(last, chain.len(), row, k, elem))
                     && rowwise(k, c)
-                    && row + k.row_bytes(elem) <= MAX_ROW_BYTES
                     && bytes + decoded(c) <= MAX_CHAIN_DECODED_BYTES
             }
             _ => false,

@@ -559,6 +559,22 @@ pub(crate) const MAX_ROW_CHAIN: usize = 16;
 /// Longest row (bytes) [`Kernel::gather_rows_streaming`] gathers on the stack.
 pub(crate) const MAX_ROW_BYTES: usize = 4096;
 
+/// Whether `next` may join a chain of `len` operations that ends with `last` and whose rows
+/// take `row` bytes: the chain stays within [`MAX_ROW_CHAIN`] operations and
+/// [`MAX_ROW_BYTES`], and `next` continues `last`'s rows ([`Kernel::continued_by`]). The
+/// rule [`Kernel::gather_rows_streaming`] checks, for callers that build chains.
+pub(crate) fn joins_chain(
+    last: &Kernel,
+    len: usize,
+    row: usize,
+    next: &Kernel,
+    elem: usize,
+) -> bool {
+    len < MAX_ROW_CHAIN
+        && last.continued_by(next)
+        && row.saturating_add(next.row_bytes(elem)) <= MAX_ROW_BYTES
+}
+
 /// The staging buffer of a streamed row, line-aligned.
 #[repr(align(64))]
 struct Staging([u8; MAX_ROW_BYTES]);
@@ -786,11 +802,7 @@ mod tests {
         while i < ids.len() {
             let mut j = i + 1;
             let mut row = ks[ids[i]].1.row_bytes(elem);
-            while j < ids.len()
-                && j - i < MAX_ROW_CHAIN
-                && ks[ids[j - 1]].1.continued_by(&ks[ids[j]].1)
-                && row + ks[ids[j]].1.row_bytes(elem) <= MAX_ROW_BYTES
-            {
+            while j < ids.len() && joins_chain(&ks[ids[j - 1]].1, j - i, row, &ks[ids[j]].1, elem) {
                 row += ks[ids[j]].1.row_bytes(elem);
                 j += 1;
             }
