@@ -64,7 +64,8 @@
 //! around it, against what it needs (the stored inner chunks it touches and their shards'
 //! indexes, from `explain_read`). Decode floor: every inner chunk decoded by zstd into a
 //! reused buffer, shards preloaded, no assembly, on one thread and on every core; read all's
-//! time over it.
+//! time over it, and the time of read all into one caller array reused from call to call
+//! (`read_into`) over it: the difference between the two is the fresh result's memory.
 //!
 //! Scaling (`cargo bench --bench read -- --scaling`, zarrflow alone, best of 5): arrays of
 //! 64 MiB, 256 MiB and 1 GiB (shapes 128×512×512, 512³, 512×1024×1024; the same layout and

@@ -579,3 +579,81 @@ proptest! {
         }
     }
 }
+
+/// The storage coordinates `t` maps its points to, in C order of its domain.
+fn mapped(t: &IndexTransform) -> Vec<i64> {
+    let mut v = Vec::new();
+    t.for_each_mapped(|_, o| v.push(o[0])).unwrap();
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, .. ProptestConfig::default() })]
+
+    /// Index arrays, whole-array checked and wrapped in one pass when contiguous: for either
+    /// dialect and mode, contiguous and strided (reversed) arrays select the same
+    /// coordinates as NumPy / TensorStore do value by value, and an array holding values out
+    /// of bounds fails with the error of its first such value in C order (the error a
+    /// one-value array of it gives).
+    #[test]
+    fn index_arrays_are_checked_as_value_by_value(
+        origin in -40i64..40,
+        n in 0u64..40,
+        values in prop::collection::vec(any::<u64>(), 0..300),
+        bad in prop::collection::vec((any::<u64>(), -1000i64..1000), 0..3),
+        literal in any::<bool>(),
+        vector in any::<bool>(),
+        reversed in any::<bool>(),
+    ) {
+        let base = IndexTransform::identity(IndexDomain::from_origin_shape(&[origin], &[n]).unwrap());
+        let ni = n as i64;
+        // in-bounds values of the dialect: literal coordinates, or positions (-n..n)
+        let mut v: Vec<i64> = values.iter().map(|&r| match (literal, ni) {
+            (_, 0) => 0,
+            (true, _) => origin + (r % n) as i64,
+            (false, _) => (r % (2 * n)) as i64 - ni,
+        }).collect();
+        for &(at, off) in &bad {
+            if v.is_empty() {
+                break;
+            }
+            let i = (at % v.len() as u64) as usize;
+            // just outside the valid range, or far out
+            v[i] = match (literal, off >= 0) {
+                (true, true) => origin + ni + off,
+                (true, false) => origin - 1 + off,
+                (false, true) => ni + off,
+                (false, false) => -ni - 1 + off,
+            };
+        }
+        let dialect = if literal { Dialect::Literal } else { Dialect::Positional };
+        let mode = if vector { SelectionMode::Vectorized } else { SelectionMode::Outer };
+        let array: ArrayD<i64> = if reversed {
+            let mut r = v.clone();
+            r.reverse();
+            ndarray::Array1::from(r).slice_move(ndarray::s![..;-1]).into_dyn()
+        } else {
+            ndarray::Array1::from(v.clone()).into_dyn()
+        };
+        prop_assert_eq!(array.iter().copied().collect::<Vec<_>>(), v.clone());
+        prop_assert_eq!(array.as_slice().is_some(), !reversed || v.len() < 2);
+        let got = base.select(&Selection::new(vec![SelectionItem::Array(array)]), mode, dialect);
+        let in_bounds = |x: i64| if literal { origin <= x && x < origin + ni } else { -ni <= x && x < ni };
+        match v.iter().find(|&&x| !in_bounds(x)) {
+            None => {
+                let t = got.unwrap();
+                let want: Vec<i64> = v.iter().map(|&x| match (literal, x < 0) {
+                    (true, _) => x,
+                    (false, true) => origin + ni + x,
+                    (false, false) => origin + x,
+                }).collect();
+                prop_assert_eq!(mapped(&t), want);
+            }
+            Some(&first) => {
+                let one = Selection::new(vec![SelectionItem::Array(ndarray::Array1::from(vec![first, first]).into_dyn())]);
+                let want = base.select(&one, mode, dialect).unwrap_err().to_string();
+                prop_assert_eq!(got.unwrap_err().to_string(), want);
+            }
+        }
+    }
+}

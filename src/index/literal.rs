@@ -92,7 +92,7 @@ pub(crate) fn selection_transform(
     let mut pending: Vec<Pending> = Vec::with_capacity(domain.rank());
     let mut vector_axis = None;
     let mut dim = 0usize;
-    for (pos, item) in items.iter().enumerate() {
+    for (pos, item) in items.iter_mut().enumerate() {
         if let Some(v) = &vector
             && pos == v.insert_at_item
         {
@@ -153,16 +153,15 @@ pub(crate) fn selection_transform(
                         a.ndim()
                     )));
                 }
-                let values: Vec<i64> = a.iter().copied().collect();
-                for &v in &values {
-                    check_coordinate(v, domain.interval(dim), dim)?;
-                }
+                let len = a.len();
+                let values = into_values(std::mem::take(a));
+                check_coordinates(&values, domain.interval(dim), dim)?;
                 pending.push(Pending::Outer {
                     axis: lo.len(),
                     values,
                 });
                 lo.push(0);
-                hi.push(to_i64(a.len() as u64)?);
+                hi.push(to_i64(len as u64)?);
                 dim += 1;
             }
             SelectionItem::Mask(m) => {
@@ -249,9 +248,7 @@ impl VectorPart {
                     dim += 1;
                 }
                 SelectionItem::Array(a) => {
-                    for &v in a.iter() {
-                        check_coordinate(v, domain.interval(dim), dim)?;
-                    }
+                    check_array(a, domain.interval(dim), dim)?;
                     per_item.push(std::mem::take(a));
                     dim += 1;
                 }
@@ -276,7 +273,14 @@ impl VectorPart {
             for a in per_item.iter_mut() {
                 let mut padded = vec![1usize; b - a.ndim()];
                 padded.extend_from_slice(a.shape());
-                *a = std::mem::take(a)
+                let taken = std::mem::take(a);
+                // a strided or reversed array is copied into C order, which reshaping needs
+                let standard = if taken.is_standard_layout() {
+                    taken
+                } else {
+                    taken.as_standard_layout().into_owned()
+                };
+                *a = standard
                     .into_shape_with_order(IxDyn(&padded))
                     .map_err(|e| IndexError::InvalidArgument(e.to_string()))?;
             }
@@ -345,6 +349,41 @@ fn mask_coordinates(m: &ArrayD<bool>, domain: &IndexDomain, dim: usize) -> Resul
         }
     }
     Ok(coords)
+}
+
+/// The values of `a` in logical (C) order, its buffer reused where it holds exactly them.
+fn into_values(a: ArrayD<i64>) -> Vec<i64> {
+    if a.as_slice().is_none() {
+        return a.iter().copied().collect();
+    }
+    let len = a.len();
+    let (mut values, offset) = a.into_raw_vec_and_offset();
+    let offset = offset.unwrap_or(0);
+    values.truncate(offset + len);
+    values.drain(..offset);
+    values
+}
+
+/// [`check_coordinate`] of every value, in one vectorised pass (the first value out of
+/// bounds, in order, is the one the error names).
+fn check_coordinates(values: &[i64], bounds: (i64, i64), dim: usize) -> Result<()> {
+    if super::bulk::all_within(values, bounds.0, bounds.1) {
+        return Ok(());
+    }
+    values
+        .iter()
+        .try_for_each(|&v| check_coordinate(v, bounds, dim))
+}
+
+/// [`check_coordinates`] of an array of any layout: one vectorised pass over its memory
+/// when it is contiguous; the error names the first value out of bounds in C order.
+fn check_array(a: &ArrayD<i64>, bounds: (i64, i64), dim: usize) -> Result<()> {
+    if let Some(values) = a.as_slice_memory_order()
+        && super::bulk::all_within(values, bounds.0, bounds.1)
+    {
+        return Ok(());
+    }
+    a.iter().try_for_each(|&v| check_coordinate(v, bounds, dim))
 }
 
 fn check_coordinate(i: i64, (lo, hi): (i64, i64), dim: usize) -> Result<()> {

@@ -95,11 +95,16 @@ impl IndexArray {
     /// `(min, max)` of the values, `None` when empty (one pass over the values, the first
     /// time any clone asks).
     pub fn min_max(&self) -> Option<(i64, i64)> {
-        *self.range.get_or_init(|| {
-            let mut it = self.values.iter();
-            let first = *it.next()?;
-            Some(it.fold((first, first), |(lo, hi), &v| (lo.min(v), hi.max(v))))
-        })
+        *self
+            .range
+            .get_or_init(|| match self.values.as_slice_memory_order() {
+                Some(values) => super::bulk::min_max(values),
+                None => {
+                    let mut it = self.values.iter();
+                    let first = *it.next()?;
+                    Some(it.fold((first, first), |(lo, hi), &v| (lo.min(v), hi.max(v))))
+                }
+            })
     }
 }
 

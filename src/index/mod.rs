@@ -9,6 +9,7 @@
 //! selections stay one transform.
 
 mod arith;
+mod bulk;
 mod compose;
 mod domain;
 mod error;

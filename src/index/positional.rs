@@ -10,44 +10,81 @@ use super::domain::IndexDomain;
 use super::error::{Bounds, Coordinates, IndexError, Result};
 use super::selection::{Selection, SelectionItem, Slice, StepRange};
 
-/// Converts a positional selection on `domain` into the equivalent literal selection.
+/// Converts a positional selection on `domain` into the equivalent literal selection,
+/// expanded to the domain's rank. Index arrays are read in place, never copied whole: each
+/// becomes its wrapped copy.
 pub(crate) fn to_literal(selection: &Selection, domain: &IndexDomain) -> Result<Selection> {
-    let items = selection.expanded(domain.rank())?;
-    let mut out = Vec::with_capacity(items.len());
+    let fill = selection.fill(domain.rank())?;
+    let items = selection.items();
+    let mut out = Vec::with_capacity(items.len() + fill);
     let mut dim = 0usize;
+    let full_slices = |out: &mut Vec<SelectionItem>, dim: &mut usize| -> Result<()> {
+        for _ in 0..fill {
+            out.push(SelectionItem::Slice(positional_slice(
+                &Slice::full(),
+                domain,
+                *dim,
+            )?));
+            *dim += 1;
+        }
+        Ok(())
+    };
+    let mut filled = false;
     for item in items {
         match item {
-            SelectionItem::Ellipsis | SelectionItem::NewAxis => out.push(item),
+            SelectionItem::Ellipsis => {
+                out.push(SelectionItem::Ellipsis);
+                full_slices(&mut out, &mut dim)?;
+                filled = true;
+            }
+            SelectionItem::NewAxis => out.push(SelectionItem::NewAxis),
             SelectionItem::Index(i) => {
-                out.push(SelectionItem::Index(wrap(i, domain, dim)?));
+                out.push(SelectionItem::Index(wrap(*i, domain, dim)?));
                 dim += 1;
             }
             SelectionItem::Slice(s) => {
-                out.push(SelectionItem::Slice(positional_slice(&s, domain, dim)?));
+                out.push(SelectionItem::Slice(positional_slice(s, domain, dim)?));
                 dim += 1;
             }
             SelectionItem::Range(r) => {
-                out.push(SelectionItem::Slice(positional_range(&r, domain, dim)?));
+                out.push(SelectionItem::Slice(positional_range(r, domain, dim)?));
                 dim += 1;
             }
             SelectionItem::Array(a) => {
-                let mut values = Vec::with_capacity(a.len());
-                for &v in a.iter() {
-                    values.push(wrap(v, domain, dim)?);
-                }
-                let a = ArrayD::from_shape_vec(a.raw_dim(), values)
-                    .map_err(|e| IndexError::InvalidArgument(e.to_string()))?;
-                out.push(SelectionItem::Array(a));
+                out.push(SelectionItem::Array(wrap_array(a, domain, dim)?));
                 dim += 1;
             }
             SelectionItem::Mask(m) => {
                 // A mask is positional by nature; the literal layer adds the origin.
                 dim += m.ndim();
-                out.push(SelectionItem::Mask(m));
+                out.push(SelectionItem::Mask(m.clone()));
             }
         }
     }
+    if !filled {
+        full_slices(&mut out, &mut dim)?;
+    }
     Ok(Selection::new(out))
+}
+
+/// [`wrap`] of every value of `a`: one vectorised pass over a contiguous array, the
+/// per-value path for any other and for the error of a value out of bounds.
+fn wrap_array(a: &ArrayD<i64>, domain: &IndexDomain, dim: usize) -> Result<ArrayD<i64>> {
+    let fast = a
+        .as_slice()
+        .and_then(|s| super::bulk::wrap_positional(s, domain.extent(dim), domain.origin()[dim]));
+    let values = match fast {
+        Some(values) => values,
+        None => {
+            let mut values = Vec::with_capacity(a.len());
+            for &v in a.iter() {
+                values.push(wrap(v, domain, dim)?);
+            }
+            values
+        }
+    };
+    ArrayD::from_shape_vec(a.raw_dim(), values)
+        .map_err(|e| IndexError::InvalidArgument(e.to_string()))
 }
 
 /// A positional integer to a literal coordinate: negative values count from the end.

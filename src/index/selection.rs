@@ -167,6 +167,28 @@ impl Selection {
     /// [`Selection::expanded`], consuming the selection (index arrays are moved, not
     /// copied).
     pub(crate) fn into_expanded(self, rank: usize) -> Result<Vec<SelectionItem>> {
+        let fill = self.fill(rank)?;
+        let mut out = Vec::with_capacity(self.items.len() + fill);
+        let mut filled = false;
+        for item in self.items {
+            if matches!(item, SelectionItem::Ellipsis) {
+                out.push(SelectionItem::Ellipsis);
+                out.extend((0..fill).map(|_| SelectionItem::Slice(Slice::full())));
+                filled = true;
+            } else {
+                out.push(item);
+            }
+        }
+        if !filled {
+            out.extend((0..fill).map(|_| SelectionItem::Slice(Slice::full())));
+        }
+        Ok(out)
+    }
+
+    /// How many full slices expansion adds, after the ellipsis or else at the end, so that
+    /// the items consume exactly `rank` dimensions. Fails on two ellipses or too many
+    /// indices.
+    pub(crate) fn fill(&self, rank: usize) -> Result<usize> {
         let n_ellipsis = self
             .items
             .iter()
@@ -183,20 +205,7 @@ impl Selection {
                 "too many indices: the selection indexes {consumed} dimensions of a rank-{rank} domain"
             )));
         }
-        let fill = rank - consumed;
-        let mut out = Vec::with_capacity(self.items.len() + fill);
-        for item in self.items {
-            if matches!(item, SelectionItem::Ellipsis) {
-                out.push(SelectionItem::Ellipsis);
-                out.extend((0..fill).map(|_| SelectionItem::Slice(Slice::full())));
-            } else {
-                out.push(item);
-            }
-        }
-        if n_ellipsis == 0 {
-            out.extend((0..fill).map(|_| SelectionItem::Slice(Slice::full())));
-        }
-        Ok(out)
+        Ok(rank - consumed)
     }
 }
 
