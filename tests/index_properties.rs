@@ -591,7 +591,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 500, .. ProptestConfig::default() })]
 
     /// Index arrays, whole-array checked and wrapped in one pass when contiguous: for either
-    /// dialect and mode, contiguous and strided (reversed) arrays select the same
+    /// dialect and mode, contiguous, offset and reversed arrays select the same
     /// coordinates as NumPy / TensorStore do value by value, and an array holding values out
     /// of bounds fails with the error of its first such value in C order (the error a
     /// one-value array of it gives).
@@ -603,7 +603,7 @@ proptest! {
         bad in prop::collection::vec((any::<u64>(), -1000i64..1000), 0..3),
         literal in any::<bool>(),
         vector in any::<bool>(),
-        reversed in any::<bool>(),
+        layout in 0u8..3,
     ) {
         let base = IndexTransform::identity(IndexDomain::from_origin_shape(&[origin], &[n]).unwrap());
         let ni = n as i64;
@@ -628,15 +628,24 @@ proptest! {
         }
         let dialect = if literal { Dialect::Literal } else { Dialect::Positional };
         let mode = if vector { SelectionMode::Vectorized } else { SelectionMode::Outer };
-        let array: ArrayD<i64> = if reversed {
-            let mut r = v.clone();
-            r.reverse();
-            ndarray::Array1::from(r).slice_move(ndarray::s![..;-1]).into_dyn()
-        } else {
-            ndarray::Array1::from(v.clone()).into_dyn()
+        // 0: a plain array; 1: reversed (negative stride); 2: a contiguous slice in the
+        // middle of a larger buffer (its values start at an offset)
+        let array: ArrayD<i64> = match layout {
+            1 => {
+                let mut r = v.clone();
+                r.reverse();
+                ndarray::Array1::from(r).slice_move(ndarray::s![..;-1]).into_dyn()
+            }
+            2 => {
+                let mut padded = vec![i64::MIN; 3];
+                padded.extend_from_slice(&v);
+                padded.extend([i64::MAX; 2]);
+                ndarray::Array1::from(padded).slice_move(ndarray::s![3..3 + v.len()]).into_dyn()
+            }
+            _ => ndarray::Array1::from(v.clone()).into_dyn(),
         };
         prop_assert_eq!(array.iter().copied().collect::<Vec<_>>(), v.clone());
-        prop_assert_eq!(array.as_slice().is_some(), !reversed || v.len() < 2);
+        prop_assert_eq!(array.as_slice().is_some(), layout != 1 || v.len() < 2);
         let got = base.select(&Selection::new(vec![SelectionItem::Array(array)]), mode, dialect);
         let in_bounds = |x: i64| if literal { origin <= x && x < origin + ni } else { -ni <= x && x < ni };
         match v.iter().find(|&&x| !in_bounds(x)) {
