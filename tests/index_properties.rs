@@ -603,7 +603,7 @@ proptest! {
         bad in prop::collection::vec((any::<u64>(), -1000i64..1000), 0..3),
         literal in any::<bool>(),
         vector in any::<bool>(),
-        layout in 0u8..3,
+        layout in 0u8..4,
     ) {
         let base = IndexTransform::identity(IndexDomain::from_origin_shape(&[origin], &[n]).unwrap());
         let ni = n as i64;
@@ -629,7 +629,8 @@ proptest! {
         let dialect = if literal { Dialect::Literal } else { Dialect::Positional };
         let mode = if vector { SelectionMode::Vectorized } else { SelectionMode::Outer };
         // 0: a plain array; 1: reversed (negative stride); 2: a contiguous slice in the
-        // middle of a larger buffer (its values start at an offset)
+        // middle of a larger buffer (its values start at an offset); 3: every other value
+        // of a buffer (stride 2)
         let array: ArrayD<i64> = match layout {
             1 => {
                 let mut r = v.clone();
@@ -642,10 +643,14 @@ proptest! {
                 padded.extend([i64::MAX; 2]);
                 ndarray::Array1::from(padded).slice_move(ndarray::s![3..3 + v.len()]).into_dyn()
             }
+            3 => {
+                let spread: Vec<i64> = v.iter().flat_map(|&x| [x, i64::MIN]).collect();
+                ndarray::Array1::from(spread).slice_move(ndarray::s![..;2]).into_dyn()
+            }
             _ => ndarray::Array1::from(v.clone()).into_dyn(),
         };
         prop_assert_eq!(array.iter().copied().collect::<Vec<_>>(), v.clone());
-        prop_assert_eq!(array.as_slice().is_some(), layout != 1 || v.len() < 2);
+        prop_assert_eq!(array.as_slice().is_some(), !matches!(layout, 1 | 3) || v.len() < 2);
         let got = base.select(&Selection::new(vec![SelectionItem::Array(array)]), mode, dialect);
         let in_bounds = |x: i64| if literal { origin <= x && x < origin + ni } else { -ni <= x && x < ni };
         match v.iter().find(|&&x| !in_bounds(x)) {
@@ -659,10 +664,52 @@ proptest! {
                 prop_assert_eq!(mapped(&t), want);
             }
             Some(&first) => {
-                let one = Selection::new(vec![SelectionItem::Array(ndarray::Array1::from(vec![first, first]).into_dyn())]);
+                let one = Selection::new(vec![SelectionItem::Array(ndarray::Array1::from(vec![first]).into_dyn())]);
                 let want = base.select(&one, mode, dialect).unwrap_err().to_string();
                 prop_assert_eq!(got.unwrap_err().to_string(), want);
             }
         }
+    }
+}
+
+/// A transposed (Fortran-order) 2-D index array in a vectorized selection: contiguous in
+/// memory but not in C order. It selects as its C-order copy does, in both dialects, and
+/// of two values out of bounds the error names the first in C order, not in memory order.
+#[test]
+fn transposed_vindex_arrays_select_and_fail_in_c_order() {
+    let base = IndexTransform::identity(IndexDomain::from_origin_shape(&[10], &[6]).unwrap());
+    // C order [[0, 1, 2], [3, 4, 5]] (as offsets into the axis); memory order 0, 3, 1, 4, 2, 5
+    let offsets = ndarray::Array2::from_shape_vec((3, 2), vec![0i64, 3, 1, 4, 2, 5])
+        .unwrap()
+        .reversed_axes();
+    assert!(offsets.as_slice().is_none() && offsets.as_slice_memory_order().is_some());
+    for dialect in [Dialect::Literal, Dialect::Positional] {
+        let shift = if dialect == Dialect::Literal { 10 } else { 0 };
+        let array = (&offsets + shift).into_dyn();
+        assert!(
+            array.as_slice().is_none(),
+            "the test needs an F-order array"
+        );
+        let standard = array.as_standard_layout().into_owned();
+        let select = |a: ArrayD<i64>| {
+            base.select(
+                &Selection::new(vec![SelectionItem::Array(a)]),
+                SelectionMode::Vectorized,
+                dialect,
+            )
+        };
+        let (got, want) = (select(array.clone()).unwrap(), select(standard).unwrap());
+        assert_eq!(got.domain().shape(), &[2, 3]);
+        assert_eq!(mapped(&got), mapped(&want));
+        assert_eq!(mapped(&got), vec![10, 11, 12, 13, 14, 15]);
+        // out of bounds at C positions [0, 2] (first in C order) and [1, 0] (first in memory)
+        let mut bad = array.clone();
+        bad[[0, 2]] = 100 + shift;
+        bad[[1, 0]] = 200 + shift;
+        let one = ndarray::Array1::from(vec![100 + shift]).into_dyn();
+        assert_eq!(
+            select(bad).unwrap_err().to_string(),
+            select(one).unwrap_err().to_string()
+        );
     }
 }

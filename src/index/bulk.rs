@@ -4,8 +4,7 @@
 //!
 //! The loops only say whether every value passed; a caller whose values did not pass walks
 //! them again one by one to name the first bad value in its error, so errors are the same as
-//! a per-value check's. Converting 10^6 vectorized-index points used to cost more than
-//! planning them; these passes are what keep selection conversion below planning.
+//! a per-value check's.
 
 /// Whether every value lies in `lo..hi`.
 #[multiversion::multiversion(targets = "simd")]

@@ -274,7 +274,8 @@ impl VectorPart {
                 let mut padded = vec![1usize; b - a.ndim()];
                 padded.extend_from_slice(a.shape());
                 let taken = std::mem::take(a);
-                // a strided or reversed array is copied into C order, which reshaping needs
+                // an array not in C order (strided, reversed, transposed) is copied into
+                // C order, which reshaping needs
                 let standard = if taken.is_standard_layout() {
                     taken
                 } else {
@@ -351,17 +352,20 @@ fn mask_coordinates(m: &ArrayD<bool>, domain: &IndexDomain, dim: usize) -> Resul
     Ok(coords)
 }
 
-/// The values of `a` in logical (C) order, its buffer reused where it holds exactly them.
+/// The values of `a` in logical (C) order: its own buffer when that holds exactly them in
+/// that order, else a copy (a slice of a larger buffer does not keep the rest alive).
 fn into_values(a: ArrayD<i64>) -> Vec<i64> {
     if a.as_slice().is_none() {
         return a.iter().copied().collect();
     }
     let len = a.len();
-    let (mut values, offset) = a.into_raw_vec_and_offset();
+    let (values, offset) = a.into_raw_vec_and_offset();
     let offset = offset.unwrap_or(0);
-    values.truncate(offset + len);
-    values.drain(..offset);
-    values
+    if offset == 0 && values.len() == len {
+        values
+    } else {
+        values[offset..offset + len].to_vec()
+    }
 }
 
 /// [`check_coordinate`] of every value, in one vectorised pass (the first value out of

@@ -11,10 +11,10 @@ use super::error::{Bounds, Coordinates, IndexError, Result};
 use super::selection::{Selection, SelectionItem, Slice, StepRange};
 
 /// Converts a positional selection on `domain` into the equivalent literal selection,
-/// expanded to the domain's rank. Index arrays are read in place, never copied whole: each
-/// becomes its wrapped copy.
+/// expanded to the domain's rank. The selection is read, not cloned: each index array is
+/// read once into a new array of wrapped coordinates; masks are cloned unchanged.
 pub(crate) fn to_literal(selection: &Selection, domain: &IndexDomain) -> Result<Selection> {
-    let fill = selection.fill(domain.rank())?;
+    let fill = selection.padding(domain.rank())?;
     let items = selection.items();
     let mut out = Vec::with_capacity(items.len() + fill);
     let mut dim = 0usize;

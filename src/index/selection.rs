@@ -167,7 +167,7 @@ impl Selection {
     /// [`Selection::expanded`], consuming the selection (index arrays are moved, not
     /// copied).
     pub(crate) fn into_expanded(self, rank: usize) -> Result<Vec<SelectionItem>> {
-        let fill = self.fill(rank)?;
+        let fill = self.padding(rank)?;
         let mut out = Vec::with_capacity(self.items.len() + fill);
         let mut filled = false;
         for item in self.items {
@@ -188,7 +188,7 @@ impl Selection {
     /// How many full slices expansion adds, after the ellipsis or else at the end, so that
     /// the items consume exactly `rank` dimensions. Fails on two ellipses or too many
     /// indices.
-    pub(crate) fn fill(&self, rank: usize) -> Result<usize> {
+    pub(crate) fn padding(&self, rank: usize) -> Result<usize> {
         let n_ellipsis = self
             .items
             .iter()
