@@ -135,9 +135,11 @@ impl Kernel {
                     dst_step,
                 },
                 _ => {
-                    let src = offsets(&a.source, count, &cs)?;
-                    let dst = dest_offsets(&a.dest, count, &rs)?;
-                    Steps::List(src.into_iter().zip(dst).collect())
+                    // both offsets of each step written into one list, no list per side
+                    let mut pairs = vec![(0i64, 0i64); count];
+                    source_offsets(&a.source, &cs, pairs.iter_mut().map(|p| &mut p.0))?;
+                    dest_offsets(&a.dest, &rs, pairs.iter_mut().map(|p| &mut p.1))?;
+                    Steps::List(pairs)
                 }
             };
             axes.push(steps);
@@ -614,18 +616,22 @@ fn walk_rows<F: FnMut(&[i64], i64)>(
     }
 }
 
-fn offsets(source: &AxisSource, count: usize, cs: &[i64]) -> Result<Vec<i64>> {
-    Ok(match source {
-        AxisSource::Run { dim: None, .. } => vec![0; count],
+/// Writes the chunk offset (elements) of each loop step into `out` (one slot per step).
+fn source_offsets<'a>(
+    source: &AxisSource,
+    cs: &[i64],
+    out: impl ExactSizeIterator<Item = &'a mut i64>,
+) -> Result<()> {
+    match source {
+        AxisSource::Run { dim: None, .. } => out.for_each(|o| *o = 0),
         AxisSource::Run {
             dim: Some(d),
             start,
             stride,
         } => {
             let s = cs[*d];
-            (0..count as i64)
-                .map(|i| (start + i * stride) * s)
-                .collect()
+            out.zip(0i64..)
+                .for_each(|(o, i)| *o = (start + i * stride) * s);
         }
         AxisSource::Line {
             dims,
@@ -633,26 +639,32 @@ fn offsets(source: &AxisSource, count: usize, cs: &[i64]) -> Result<Vec<i64>> {
             strides,
         } => {
             let (src, step) = line_affine(dims, starts, strides, cs);
-            (0..count as i64).map(|i| src + i * step).collect()
+            out.zip(0i64..).for_each(|(o, i)| *o = src + i * step);
         }
-        AxisSource::Points { dims, local } => row_offsets(local, dims, count, cs, "chunk")?,
-    })
+        AxisSource::Points { dims, local } => row_offsets(local, dims, cs, "chunk", out)?,
+    }
+    Ok(())
 }
 
-fn dest_offsets(dest: &AxisDest, count: usize, rs: &[i64]) -> Result<Vec<i64>> {
-    Ok(match dest {
+/// Writes the result offset (elements) of each loop step into `out` (one slot per step).
+fn dest_offsets<'a>(
+    dest: &AxisDest,
+    rs: &[i64],
+    out: impl ExactSizeIterator<Item = &'a mut i64>,
+) -> Result<()> {
+    match dest {
         AxisDest::Run {
             axis,
             start,
             stride,
         } => {
             let s = rs[*axis];
-            (0..count as i64)
-                .map(|i| (start + i * stride) * s)
-                .collect()
+            out.zip(0i64..)
+                .for_each(|(o, i)| *o = (start + i * stride) * s);
         }
-        AxisDest::Points { axes, coords } => row_offsets(coords, axes, count, rs, "result")?,
-    })
+        AxisDest::Points { axes, coords } => row_offsets(coords, axes, rs, "result", out)?,
+    }
+    Ok(())
 }
 
 impl Kernel {
@@ -683,13 +695,14 @@ fn line_affine(dims: &[usize], starts: &[i64], strides: &[i64], cs: &[i64]) -> (
 
 /// Linear offsets (elements) of `count` coordinate rows over `dims`, with element strides
 /// `strides`; `what` names the buffer in errors.
-fn row_offsets(
+fn row_offsets<'a>(
     coords: &[i64],
     dims: &[usize],
-    count: usize,
     strides: &[i64],
     what: &str,
-) -> Result<Vec<i64>> {
+    out: impl ExactSizeIterator<Item = &'a mut i64>,
+) -> Result<()> {
+    let count = out.len();
     if coords.len() != count * dims.len() {
         return Err(ArrayError::Internal(format!(
             "{} {what} coordinates for {count} steps of {} dimensions",
@@ -697,12 +710,25 @@ fn row_offsets(
             dims.len()
         )));
     }
-    Ok(coords
-        .chunks(dims.len().max(1))
-        .map(|row| row.iter().zip(dims).map(|(x, &d)| x * strides[d]).sum())
-        .chain(std::iter::repeat(0))
-        .take(count)
-        .collect())
+    // one loop per common rank (the general one sums each row through an iterator)
+    match *dims {
+        [] => out.for_each(|o| *o = 0),
+        [d] => {
+            let s = strides[d];
+            out.zip(coords).for_each(|(o, &x)| *o = x * s);
+        }
+        [d0, d1] => {
+            let (s0, s1) = (strides[d0], strides[d1]);
+            out.zip(coords.chunks_exact(2))
+                .for_each(|(o, r)| *o = r[0] * s0 + r[1] * s1);
+        }
+        _ => out
+            .zip(coords.chunks_exact(dims.len()))
+            .for_each(|(o, row)| {
+                *o = row.iter().zip(dims).map(|(x, &d)| x * strides[d]).sum();
+            }),
+    }
+    Ok(())
 }
 
 #[cfg(test)]
