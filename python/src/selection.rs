@@ -6,7 +6,7 @@
 
 use numpy::{PyArrayDyn, PyArrayMethods};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyList, PySlice, PyTuple};
+use pyo3::types::{PyBool, PyList, PySlice, PyTuple};
 use zarrflow::index::{SelectionItem, SelectionMode, Slice};
 use zarrflow::{ArrayView, Selection};
 
@@ -149,16 +149,13 @@ fn array_item(
         }
         "i" | "u" | "f" if kind != "f" || size == 0 => {
             let int64 = numpy.getattr("int64")?;
-            // no copy when the array already is int64 (the values are copied once, below)
-            let no_copy = PyDict::new(py);
-            no_copy.set_item("copy", false)?;
             let converted = if kind == "u" && dtype.getattr("itemsize")?.extract::<usize>()? == 8 {
                 // above i64::MAX: out of bounds anyway; saturate instead of wrapping
                 numpy
                     .call_method1("minimum", (&array, i64::MAX as u64))?
-                    .call_method("astype", (&int64,), Some(&no_copy))?
+                    .call_method1("astype", (&int64,))?
             } else {
-                array.call_method("astype", (&int64,), Some(&no_copy))?
+                array.call_method1("astype", (&int64,))?
             };
             let indices = converted
                 .cast_into::<PyArrayDyn<i64>>()
