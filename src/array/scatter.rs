@@ -124,7 +124,12 @@ impl Kernel {
                     let s = *rs.get(*axis).ok_or_else(|| bad(format!("axis {axis}")))?;
                     Some((start * s, stride * s))
                 }
-                AxisDest::Points { .. } => None,
+                AxisDest::Points { axes, .. } => {
+                    if let Some(axis) = axes.iter().find(|&&axis| axis >= rs.len()) {
+                        return Err(bad(format!("axis {axis}")));
+                    }
+                    None
+                }
             };
             let steps = match (src_affine, dst_affine) {
                 (Some((src, src_step)), Some((dst, dst_step))) => Steps::Affine {
@@ -628,18 +633,14 @@ fn source_offsets<'a>(
             dim: Some(d),
             start,
             stride,
-        } => {
-            let s = cs[*d];
-            out.zip(0i64..)
-                .for_each(|(o, i)| *o = (start + i * stride) * s);
-        }
+        } => run_offsets(*start, *stride, cs[*d], out),
         AxisSource::Line {
             dims,
             starts,
             strides,
         } => {
             let (src, step) = line_affine(dims, starts, strides, cs);
-            out.zip(0i64..).for_each(|(o, i)| *o = src + i * step);
+            run_offsets(src, step, 1, out);
         }
         AxisSource::Points { dims, local } => row_offsets(local, dims, cs, "chunk", out)?,
     }
@@ -657,11 +658,7 @@ fn dest_offsets<'a>(
             axis,
             start,
             stride,
-        } => {
-            let s = rs[*axis];
-            out.zip(0i64..)
-                .for_each(|(o, i)| *o = (start + i * stride) * s);
-        }
+        } => run_offsets(*start, *stride, rs[*axis], out),
         AxisDest::Points { axes, coords } => row_offsets(coords, axes, rs, "result", out)?,
     }
     Ok(())
@@ -693,8 +690,21 @@ fn line_affine(dims: &[usize], starts: &[i64], strides: &[i64], cs: &[i64]) -> (
         })
 }
 
-/// Linear offsets (elements) of `count` coordinate rows over `dims`, with element strides
-/// `strides`; `what` names the buffer in errors.
+/// Writes `(start + i * stride) * scale` into slot `i` of `out`: the offsets of a strided
+/// run of coordinates along a dimension of element stride `scale`.
+fn run_offsets<'a>(
+    start: i64,
+    stride: i64,
+    scale: i64,
+    out: impl ExactSizeIterator<Item = &'a mut i64>,
+) {
+    out.zip(0i64..)
+        .for_each(|(o, i)| *o = (start + i * stride) * scale);
+}
+
+/// Writes the linear offset (elements) of each coordinate row over `dims`, with element
+/// strides `strides`, into `out` (one row per slot); an error when `coords` does not hold
+/// `out.len()` rows (`what` names the buffer in it).
 fn row_offsets<'a>(
     coords: &[i64],
     dims: &[usize],
@@ -739,6 +749,35 @@ mod tests {
     use crate::grid::{DimensionGrid, RegularGrid};
     use crate::index::{Dialect, IndexTransform, Selection, SelectionMode};
     use crate::plan::plan_chunks;
+
+    /// `row_offsets` against the plain formula (the sum over `dims` of coordinate times
+    /// stride) for 0 to 3 dimensions and 0, 1 and 5 rows, and its error on coordinates that
+    /// do not make one row per slot.
+    #[test]
+    fn row_offsets_match_the_formula() {
+        let strides = [60i64, 12, 3, 1];
+        for dims in [&[][..], &[2][..], &[0, 3][..], &[1, 2, 3][..]] {
+            for count in [0usize, 1, 5] {
+                let coords: Vec<i64> = (0..(count * dims.len()) as i64)
+                    .map(|v| v * 7 % 11)
+                    .collect();
+                let mut out = vec![-1i64; count];
+                row_offsets(&coords, dims, &strides, "test", out.iter_mut()).unwrap();
+                let want: Vec<i64> = (0..count)
+                    .map(|r| {
+                        dims.iter()
+                            .enumerate()
+                            .map(|(k, &d)| coords[r * dims.len() + k] * strides[d])
+                            .sum()
+                    })
+                    .collect();
+                assert_eq!(out, want, "dims {dims:?}, {count} rows");
+            }
+        }
+        let mut out = [0i64; 2];
+        let short = row_offsets(&[1, 2, 3], &[0, 1], &strides, "test", out.iter_mut());
+        assert!(matches!(short, Err(ArrayError::Internal(_))));
+    }
 
     /// The kernels of `selection` (NumPy, in `mode`) over an array of `shape` with regular
     /// chunks of `chunks`, with the chunk coordinates of each.
