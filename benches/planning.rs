@@ -101,19 +101,25 @@ fn shape_of(t: &IndexTransform, g: &[Arc<dyn DimensionGrid>]) -> (Vec<usize>, us
     (p.row_shape().to_vec(), points)
 }
 
-/// Minimum (wall, thread CPU) milliseconds over `runs` fresh partitions.
-fn min_ms(t: &IndexTransform, g: &[Arc<dyn DimensionGrid>], runs: usize) -> (f64, f64) {
+/// Minimum (wall, thread CPU) milliseconds over `runs` calls of `timed`, which returns the
+/// (wall, CPU) milliseconds of the part it times.
+fn min_times(runs: usize, mut timed: impl FnMut() -> (f64, f64)) -> (f64, f64) {
     (0..runs)
-        .map(|_| {
-            let (start, cpu) = (Instant::now(), thread_cpu_ms());
-            let plan = plan_chunks(black_box(t), g).unwrap();
-            black_box(plan.partition().unwrap().row_shape().len());
-            let cpu = thread_cpu_ms() - cpu;
-            (start.elapsed().as_secs_f64() * 1e3, cpu)
-        })
+        .map(|_| timed())
         .fold((f64::INFINITY, f64::INFINITY), |(a, b), (x, y)| {
             (a.min(x), b.min(y))
         })
+}
+
+/// Minimum (wall, thread CPU) milliseconds over `runs` fresh partitions.
+fn min_ms(t: &IndexTransform, g: &[Arc<dyn DimensionGrid>], runs: usize) -> (f64, f64) {
+    min_times(runs, || {
+        let (start, cpu) = (Instant::now(), thread_cpu_ms());
+        let plan = plan_chunks(black_box(t), g).unwrap();
+        black_box(plan.partition().unwrap().row_shape().len());
+        let cpu = thread_cpu_ms() - cpu;
+        (start.elapsed().as_secs_f64() * 1e3, cpu)
+    })
 }
 
 fn write_i64(dir: &Path, name: &str, v: &[i64]) -> String {
@@ -365,21 +371,17 @@ fn main() {
     // Building the transform from a user's NumPy-style selection, which the table leaves
     // out (on both sides): what `view.oindex(..)` / `view.vindex(..)` pay before planning.
     let positional = |t: &IndexTransform, items: Vec<Vec<i64>>, mode: SelectionMode| {
-        (0..runs)
-            .map(|_| {
-                let sel: Selection = items
-                    .iter()
-                    .map(|v| SelectionItem::from(v.clone()))
-                    .collect();
-                let (start, cpu) = (Instant::now(), thread_cpu_ms());
-                let built = black_box(t.select(black_box(&sel), mode, Dialect::Positional));
-                let (wall, cpu) = (start.elapsed(), thread_cpu_ms() - cpu);
-                drop(built.unwrap()); // freed outside the timing
-                (wall.as_secs_f64() * 1e3, cpu)
-            })
-            .fold((f64::INFINITY, f64::INFINITY), |(a, b), (x, y)| {
-                (a.min(x), b.min(y))
-            })
+        min_times(runs, || {
+            let sel: Selection = items
+                .iter()
+                .map(|v| SelectionItem::from(v.clone()))
+                .collect();
+            let (start, cpu) = (Instant::now(), thread_cpu_ms());
+            let built = black_box(t.select(black_box(&sel), mode, Dialect::Positional));
+            let (wall, cpu) = (start.elapsed(), thread_cpu_ms() - cpu);
+            drop(built.unwrap()); // freed outside the timing
+            (wall.as_secs_f64() * 1e3, cpu)
+        })
     };
     if only.is_none() {
         let (ow, oc) = positional(&base, vec![drawn], SelectionMode::Outer);

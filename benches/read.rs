@@ -396,9 +396,9 @@ fn main() {
     // result memory for the kernel to zero, which the floor's reused buffer also skips
     let zf = rt.block_on(zf_open_local(&dir));
     let whole = zf.view();
-    let mut reused = ndarray::Array3::<u16>::zeros([cfg.n as usize; 3]);
-    advise_huge_pages(reused.as_slice_mut().unwrap());
-    rt.block_on(whole.read_into(&mut reused)).unwrap(); // warm-up, untimed
+    // allocated by zarrflow's own read (huge pages where offered, as every result),
+    // which is also the untimed warm-up
+    let mut reused = rt.block_on(whole.read::<u16>()).unwrap();
     let mut t_into = Duration::MAX;
     for _ in 0..cfg.reps {
         reused.fill(1); // untimed: a call that skipped a region would leave ones behind
@@ -691,24 +691,6 @@ async fn zf_needed_bytes(a: &ZfArray, b: &[std::ops::Range<u64>; 3]) -> u64 {
             index + data
         })
         .sum()
-}
-
-/// Backs `buf`'s whole 2 MiB pages with transparent huge pages, as zarrflow's own results
-/// are (a hint, only on Linux).
-fn advise_huge_pages(buf: &mut [u16]) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = buf.as_mut_ptr() as usize;
-        let first = start.next_multiple_of(HUGE);
-        let end = (start + std::mem::size_of_val(buf)) / HUGE * HUGE;
-        if end > first {
-            // SAFETY: the advice covers whole pages inside `buf` and changes no contents.
-            unsafe { libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE) };
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = buf;
 }
 
 /// The decode floor of read all: every inner chunk of every shard decoded by zstd into a

@@ -153,9 +153,9 @@ pub(crate) fn selection_transform(
                         a.ndim()
                     )));
                 }
+                check_array(a, domain.interval(dim), dim)?;
                 let len = a.len();
                 let values = into_values(std::mem::take(a));
-                check_coordinates(&values, domain.interval(dim), dim)?;
                 pending.push(Pending::Outer {
                     axis: lo.len(),
                     values,
@@ -368,19 +368,9 @@ fn into_values(a: ArrayD<i64>) -> Vec<i64> {
     }
 }
 
-/// [`check_coordinate`] of every value, in one vectorised pass (the first value out of
-/// bounds, in order, is the one the error names).
-fn check_coordinates(values: &[i64], bounds: (i64, i64), dim: usize) -> Result<()> {
-    if super::bulk::all_within(values, bounds.0, bounds.1) {
-        return Ok(());
-    }
-    values
-        .iter()
-        .try_for_each(|&v| check_coordinate(v, bounds, dim))
-}
-
-/// [`check_coordinates`] of an array of any layout: one vectorised pass over its memory
-/// when it is contiguous; the error names the first value out of bounds in C order.
+/// [`check_coordinate`] of every value of an array of any layout: one vectorised pass over
+/// its memory when it is contiguous; the error names the first value out of bounds in C
+/// order.
 fn check_array(a: &ArrayD<i64>, bounds: (i64, i64), dim: usize) -> Result<()> {
     if let Some(values) = a.as_slice_memory_order()
         && super::bulk::all_within(values, bounds.0, bounds.1)
