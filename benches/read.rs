@@ -66,6 +66,10 @@
 //! reused buffer, shards preloaded, no assembly, on one thread and on every core; read all's
 //! time over it, and the time of read all into one caller array reused from call to call
 //! (`read_into`) over it: the difference between the two is the fresh result's memory.
+//! Then the memory work of read all, each part alone on every core: the first touch of a
+//! fresh result (the kernel zeroing its pages), streaming stores of the whole result into
+//! present pages, and the stored shard files read from the page cache; and read all's and
+//! `read_into`'s times over the decode floor plus those parts.
 //!
 //! Scaling (`cargo bench --bench read -- --scaling`, zarrflow alone, best of 5): arrays of
 //! 64 MiB, 256 MiB and 1 GiB (shapes 128×512×512, 512³, 512×1024×1024; the same layout and
@@ -419,6 +423,27 @@ fn main() {
         t_into.as_secs_f64() * 1e3,
         t_into.as_secs_f64() / all_cores.as_secs_f64()
     );
+    let [touch, store, load] = memory_floor(&dir, cfg.n, cfg.reps, cores);
+    let into_parts = all_cores + store + load;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "memory work of read all besides decoding, each part alone on {cores} threads (best of \
+         {}): first touch of a fresh {} MiB result (the kernel zeroing its pages) {:.1} ms, \
+         streaming stores of the whole result into present pages {:.1} ms, the stored shard \
+         files read from the page cache {:.1} ms; decode floor + stores + loads = {:.1} ms, \
+         `read_into` / that = {:.2}x; + first touch = {:.1} ms, read all / that = {:.2}x \
+         (with no idle core the parts overlap only where one core waits on memory while the \
+         other computes)",
+        cfg.reps,
+        (cfg.n.pow(3) * 2) >> 20,
+        ms(touch),
+        ms(store),
+        ms(load),
+        ms(into_parts),
+        t_into.as_secs_f64() / into_parts.as_secs_f64(),
+        ms(into_parts + touch),
+        read_all.as_secs_f64() / (into_parts + touch).as_secs_f64()
+    );
 
     // ---------------------------------------------------------------- peak memory
     let out_mib = (cfg.n.pow(3) * 2) as f64 / (1 << 20) as f64;
@@ -746,6 +771,131 @@ fn decode_floor(dir: &Path, n: u64, reps: usize, threads: usize) -> (Duration, D
         |total| assert_eq!(total, want),
     );
     (one, many)
+}
+
+/// What read all does besides decoding, each part alone on `threads` threads (best of
+/// `reps`): `touch`, the first write into every page of a fresh result-sized buffer, advised
+/// onto huge pages as zarrflow's results are (the kernel zeroes each page it hands out);
+/// `store`, the whole result written into that buffer, its pages present, with streaming
+/// stores of 64-byte rows (an inner chunk's rows here) from a reused 64 KiB chunk;
+/// `load`, the stored shard files read into reused buffers (from the page cache, as the
+/// benchmark's reads find them). Set against the decode floor, they account for the time
+/// read all takes beyond it: on 2 cores and no idle one, they overlap the decoding only
+/// where one core waits on memory while the other computes.
+fn memory_floor(dir: &Path, n: u64, reps: usize, threads: usize) -> [Duration; 3] {
+    use std::os::unix::fs::FileExt;
+    let threads = threads.max(1);
+    let bytes = (n.pow(3) * 2) as usize;
+    let share = bytes.div_ceil(threads).next_multiple_of(2 << 20);
+    let on_shares = |buf: &mut [u8], f: &(dyn Fn(&mut [u8]) + Sync)| {
+        std::thread::scope(|scope| {
+            for part in buf.chunks_mut(share) {
+                scope.spawn(move || f(part));
+            }
+        });
+    };
+    let fresh = || {
+        let mut buf = vec![0u8; bytes];
+        let start = buf.as_mut_ptr() as usize;
+        let (first, end) = (
+            start.next_multiple_of(2 << 20),
+            (start + bytes) / (2 << 20) * (2 << 20),
+        );
+        if end > first {
+            // SAFETY: the range lies inside `buf`; the advice changes no contents.
+            unsafe { libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE) };
+        }
+        buf
+    };
+    let mut touch = Duration::MAX;
+    for _ in 0..reps {
+        let mut buf = fresh();
+        let t = Instant::now();
+        on_shares(&mut buf, &|part| {
+            for page in part.chunks_mut(4096) {
+                page[0] = 1;
+            }
+        });
+        touch = touch.min(t.elapsed());
+        assert_eq!(buf[0], 1);
+    }
+    let mut buf = fresh();
+    on_shares(&mut buf, &|part| part.fill(0));
+    let chunk: Vec<u8> = (0..64 << 10).map(|i| (i * 7 + 3) as u8).collect();
+    let mut store = Duration::MAX;
+    for _ in 0..reps {
+        let t = Instant::now();
+        on_shares(&mut buf, &|part| {
+            for (line, src) in part
+                .chunks_exact_mut(64)
+                .zip(chunk.chunks_exact(64).cycle())
+            {
+                stream_line(line, src);
+            }
+            // SAFETY: a fence has no other effect.
+            #[cfg(target_arch = "x86_64")]
+            unsafe {
+                std::arch::x86_64::_mm_sfence()
+            };
+        });
+        store = store.min(t.elapsed());
+        assert_eq!(buf[64], chunk[64]);
+    }
+    drop(buf);
+    let s = n / SHARD.min(n);
+    let files: Vec<PathBuf> = (0..s * s * s)
+        .map(|i| dir.join(format!("c/{}/{}/{}", i / (s * s), i / s % s, i % s)))
+        .collect();
+    let per = files.len().div_ceil(threads);
+    let mut load = Duration::MAX;
+    for _ in 0..reps {
+        let t = Instant::now();
+        let total: u64 = std::thread::scope(|scope| {
+            let handles: Vec<_> = files
+                .chunks(per)
+                .map(|part| {
+                    scope.spawn(move || {
+                        let mut buf = Vec::new();
+                        let mut total = 0u64;
+                        for path in part {
+                            let file = std::fs::File::open(path).unwrap();
+                            let len = file.metadata().unwrap().len() as usize;
+                            buf.resize(len, 0);
+                            file.read_exact_at(&mut buf, 0).unwrap();
+                            total += len as u64;
+                        }
+                        total
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        load = load.min(t.elapsed());
+        assert_eq!(total, dir_size(&dir.join("c")));
+    }
+    [touch, store, load]
+}
+
+/// Stores the 64 bytes of `src` into the 64-byte line `dst` with streaming stores (an
+/// ordinary copy off x86-64 or where `dst` is not line-aligned).
+fn stream_line(dst: &mut [u8], src: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if dst.len() == 64 && src.len() == 64 && (dst.as_ptr() as usize).is_multiple_of(64) {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+        let (s, d) = (
+            src.as_ptr().cast::<__m128i>(),
+            dst.as_mut_ptr().cast::<__m128i>(),
+        );
+        // SAFETY: 64 readable bytes at `s`, 64 writable, 64-byte aligned ones at `d`
+        // (checked above); SSE2 is part of x86-64.
+        unsafe {
+            for i in 0..4 {
+                _mm_stream_si128(d.add(i), _mm_loadu_si128(s.add(i)));
+            }
+        }
+        return;
+    }
+    dst.copy_from_slice(src);
 }
 
 // -------------------------------------------------------------------------- zarrs
