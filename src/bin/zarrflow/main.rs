@@ -105,7 +105,16 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(run(cli.command));
-    drop(runtime);
+    match &result {
+        // Everything the command started has finished (it awaits all its work): the
+        // runtime's idle threads need no joining, the process's exit ends them. Measured on
+        // `get` of the benchmark's sub-box: ~0.3 ms less than waiting for each to wake up
+        // and exit on 2 cores.
+        Ok(()) => runtime.shutdown_background(),
+        // a failed command may leave blocking work (a file being written) in flight: it
+        // finishes before the process ends, as before
+        Err(_) => drop(runtime),
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => report(e, &args),
