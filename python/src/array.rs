@@ -94,27 +94,88 @@ pub fn read_view<'py>(
     let numpy = py.import("numpy")?;
     let shape = PyTuple::new(py, view.shape())?;
     let out = numpy.call_method1("empty", (shape, dtype))?;
-    {
-        let flat = out
-            .call_method1("reshape", (-1,))?
-            .call_method1("view", (numpy.getattr("uint8")?,))?
-            .cast_into::<PyArray1<u8>>()
-            .map_err(PyErr::from)?;
-        let mut writable = flat.readwrite();
-        let bytes = writable
-            .as_slice_mut()
-            .map_err(|e| errors::raise(py, "InternalError", &e.to_string(), None))?;
-        run(py, view.read_bytes_into(bytes))?;
-        if view.array().data_type() == DataType::Bool && bytes.iter().any(|&b| b > 1) {
-            return Err(errors::raise(
-                py,
-                "CorruptDataError",
-                "a bool value byte other than 0 or 1 in the stored data",
-                Some(&view.array().url()),
-            ));
-        }
-    }
+    fill(py, view, &out)?;
     Ok(out)
+}
+
+/// Reads `view` into `out`, a NumPy array the caller gives: it must be an `ndarray` of the
+/// selection's shape and of `dtype` (the array's, given by the caller), C-contiguous and
+/// writable, and no other zarrflow call may be writing into it; each is checked before
+/// anything is read. Only fixed-size data types.
+fn read_view_into(
+    py: Python<'_>,
+    view: &ArrayView,
+    dtype: &Bound<'_, PyAny>,
+    out: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    use pyo3::exceptions::{PyTypeError, PyValueError};
+    let data_type = view.array().data_type();
+    if data_type.is_variable_length() {
+        return Err(PyTypeError::new_err(format!(
+            "out= takes fixed-size data; this array's data type is {data_type}"
+        )));
+    }
+    let numpy = py.import("numpy")?;
+    if !out.is_instance(&numpy.getattr("ndarray")?)? {
+        return Err(PyTypeError::new_err(format!(
+            "out must be a numpy.ndarray, not {}",
+            out.get_type().name()?
+        )));
+    }
+    let out_dtype = out.getattr("dtype")?;
+    if !out_dtype.eq(dtype)? {
+        return Err(PyTypeError::new_err(format!(
+            "out has dtype {}, the array's is {}",
+            out_dtype.str()?,
+            dtype.str()?
+        )));
+    }
+    let shape: Vec<u64> = out.getattr("shape")?.extract()?;
+    if shape != view.shape() {
+        return Err(PyValueError::new_err(format!(
+            "out has shape {:?}, the selection's is {:?}",
+            shape,
+            view.shape()
+        )));
+    }
+    let flags = out.getattr("flags")?;
+    if !flags.getattr("c_contiguous")?.extract::<bool>()? {
+        return Err(PyValueError::new_err("out must be C-contiguous"));
+    }
+    if !flags.getattr("writeable")?.extract::<bool>()? {
+        return Err(PyValueError::new_err("out is read-only"));
+    }
+    fill(py, view, out)
+}
+
+/// Reads `view` into `out`, a C-contiguous NumPy array of its shape and data type, seen as
+/// bytes; bool values other than 0 and 1 in the stored data are an error.
+fn fill(py: Python<'_>, view: &ArrayView, out: &Bound<'_, PyAny>) -> PyResult<()> {
+    let numpy = py.import("numpy")?;
+    // (a C-contiguous array reshapes and views as bytes without a copy)
+    let flat = out
+        .call_method1("reshape", (-1,))?
+        .call_method1("view", (numpy.getattr("uint8")?,))?
+        .cast_into::<PyArray1<u8>>()
+        .map_err(PyErr::from)?;
+    let mut writable = flat.try_readwrite().map_err(|e| {
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "out cannot be written now ({e}): another zarrflow call is using it"
+        ))
+    })?;
+    let bytes = writable
+        .as_slice_mut()
+        .map_err(|e| errors::raise(py, "InternalError", &e.to_string(), None))?;
+    run(py, view.read_bytes_into(bytes))?;
+    if view.array().data_type() == DataType::Bool && bytes.iter().any(|&b| b > 1) {
+        return Err(errors::raise(
+            py,
+            "CorruptDataError",
+            "a bool value byte other than 0 or 1 in the stored data",
+            Some(&view.array().url()),
+        ));
+    }
+    Ok(())
 }
 
 /// Reads `view` of a `string` or `bytes` array into a new NumPy object array of `str` or
@@ -304,6 +365,22 @@ impl RawArray {
         guarded(py, || {
             let (_, view) = self.view_of(py, key, mode)?;
             read_view(py, &view, dtype)
+        })
+    }
+
+    /// Reads `key` in `mode` into `out`, a writable C-contiguous NumPy array of the
+    /// selection's shape and of `dtype` (the array's), checked before anything is read.
+    fn read_into<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+        mode: &str,
+        dtype: &Bound<'py, PyAny>,
+        out: &Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        guarded(py, || {
+            let (_, view) = self.view_of(py, key, mode)?;
+            read_view_into(py, &view, dtype, out)
         })
     }
 
