@@ -3,7 +3,7 @@
 
 use std::sync::Mutex;
 
-use numpy::{PyArray1, PyArrayMethods};
+use numpy::{PyArray1, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use zarrflow::{Array, ArrayView, DataType, Store, StoreKey};
@@ -98,76 +98,102 @@ pub fn read_view<'py>(
     Ok(out)
 }
 
-/// Reads `view` into `out`, a NumPy array the caller gives: it must be an `ndarray` of the
-/// selection's shape and of `dtype` (the array's, given by the caller), C-contiguous and
-/// writable, and no other zarrflow call may be writing into it; each is checked before
-/// anything is read. Only fixed-size data types.
+/// Reads `view` into `out`, a NumPy array the caller gives: it must be an `ndarray` (or a
+/// subclass, such as `numpy.memmap`) of the selection's shape and of `dtype` (the array's,
+/// given by the caller), C-contiguous and writable, and no other zarrflow call may be using
+/// it; each is checked before anything is read (`InvalidValueError`). Only fixed-size data
+/// types.
 fn read_view_into(
     py: Python<'_>,
     view: &ArrayView,
     dtype: &Bound<'_, PyAny>,
     out: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
-    use pyo3::exceptions::{PyTypeError, PyValueError};
     let data_type = view.array().data_type();
     if data_type.is_variable_length() {
-        return Err(PyTypeError::new_err(format!(
-            "out= takes fixed-size data; this array's data type is {data_type}"
-        )));
+        return Err(errors::value_error(
+            py,
+            &format!("out= takes fixed-size data; this array's data type is {data_type}"),
+        ));
     }
     let numpy = py.import("numpy")?;
     if !out.is_instance(&numpy.getattr("ndarray")?)? {
-        return Err(PyTypeError::new_err(format!(
-            "out must be a numpy.ndarray, not {}",
-            out.get_type().name()?
-        )));
+        return Err(errors::value_error(
+            py,
+            &format!(
+                "out must be a numpy.ndarray, not {}",
+                out.get_type().name()?
+            ),
+        ));
     }
     let out_dtype = out.getattr("dtype")?;
     if !out_dtype.eq(dtype)? {
-        return Err(PyTypeError::new_err(format!(
-            "out has dtype {}, the array's is {}",
-            out_dtype.str()?,
-            dtype.str()?
-        )));
+        return Err(errors::value_error(
+            py,
+            &format!(
+                "out has dtype {}, the array's is {}",
+                out_dtype.str()?,
+                dtype.str()?
+            ),
+        ));
     }
     let shape: Vec<u64> = out.getattr("shape")?.extract()?;
     if shape != view.shape() {
-        return Err(PyValueError::new_err(format!(
-            "out has shape {:?}, the selection's is {:?}",
-            shape,
-            view.shape()
-        )));
+        return Err(errors::value_error(
+            py,
+            &format!(
+                "out has shape {:?}, the selection's is {:?}",
+                shape,
+                view.shape()
+            ),
+        ));
     }
     let flags = out.getattr("flags")?;
     if !flags.getattr("c_contiguous")?.extract::<bool>()? {
-        return Err(PyValueError::new_err("out must be C-contiguous"));
+        return Err(errors::value_error(py, "out must be C-contiguous"));
     }
     if !flags.getattr("writeable")?.extract::<bool>()? {
-        return Err(PyValueError::new_err("out is read-only"));
+        return Err(errors::value_error(py, "out is read-only"));
     }
     fill(py, view, out)
 }
 
 /// Reads `view` into `out`, a C-contiguous NumPy array of its shape and data type, seen as
-/// bytes; bool values other than 0 and 1 in the stored data are an error.
+/// bytes; bool values other than 0 and 1 in the stored data are an error (and are stored
+/// in `out` as `True`, so that it holds valid bools).
 fn fill(py: Python<'_>, view: &ArrayView, out: &Bound<'_, PyAny>) -> PyResult<()> {
     let numpy = py.import("numpy")?;
-    // (a C-contiguous array reshapes and views as bytes without a copy)
-    let flat = out
+    let ndarray = numpy.getattr("ndarray")?;
+    // a base-class view first: a subclass's own reshape or view (np.matrix, chararray)
+    // could copy or refuse; a C-contiguous ndarray reshapes and views as bytes in place
+    let base = ndarray.call_method1("view", (out, &ndarray))?;
+    let base_data: usize = base
+        .getattr("__array_interface__")?
+        .get_item("data")?
+        .get_item(0)?
+        .extract()?;
+    let flat = base
         .call_method1("reshape", (-1,))?
         .call_method1("view", (numpy.getattr("uint8")?,))?
         .cast_into::<PyArray1<u8>>()
         .map_err(PyErr::from)?;
-    let mut writable = flat.try_readwrite().map_err(|e| {
-        pyo3::exceptions::PyValueError::new_err(format!(
-            "out cannot be written now ({e}): another zarrflow call is using it"
-        ))
-    })?;
+    if flat.len() > 0 && flat.data() as usize != base_data {
+        return Err(errors::raise(
+            py,
+            "InternalError",
+            "the bytes view of the output array is not its memory",
+            None,
+        ));
+    }
+    let mut writable = flat.try_readwrite().map_err(|e| in_use(py, "out", e))?;
     let bytes = writable
         .as_slice_mut()
         .map_err(|e| errors::raise(py, "InternalError", &e.to_string(), None))?;
     run(py, view.read_bytes_into(bytes))?;
     if view.array().data_type() == DataType::Bool && bytes.iter().any(|&b| b > 1) {
+        for b in bytes.iter_mut() {
+            *b = (*b != 0) as u8;
+        }
         return Err(errors::raise(
             py,
             "CorruptDataError",
@@ -176,6 +202,15 @@ fn fill(py: Python<'_>, view: &ArrayView, out: &Bound<'_, PyAny>) -> PyResult<()
         ));
     }
     Ok(())
+}
+
+/// The error for a NumPy array that another zarrflow call is reading into (`out=`), found
+/// by the numpy crate's borrow tracking.
+pub fn in_use(py: Python<'_>, what: &str, error: numpy::BorrowError) -> PyErr {
+    errors::value_error(
+        py,
+        &format!("{what} is in use by another zarrflow call reading into it ({error})"),
+    )
 }
 
 /// Reads `view` of a `string` or `bytes` array into a new NumPy object array of `str` or
@@ -409,7 +444,9 @@ impl RawArray {
                 return write_vlen_view(py, &view, values);
             }
             let (flat, shape) = value_bytes(py, values)?;
-            let readonly = flat.readonly();
+            let readonly = flat
+                .try_readonly()
+                .map_err(|e| in_use(py, "the values", e))?;
             let bytes = readonly
                 .as_slice()
                 .map_err(|e| errors::raise(py, "InternalError", &e.to_string(), None))?;

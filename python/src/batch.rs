@@ -7,7 +7,7 @@ use numpy::PyArrayMethods;
 use pyo3::prelude::*;
 use zarrflow::{Array, WriteBatch};
 
-use crate::array::{VlenValues, value_bytes, vlen_values};
+use crate::array::{VlenValues, in_use, value_bytes, vlen_values};
 use crate::errors;
 use crate::runtime::{guarded, run};
 use crate::selection::{KeyMode, select};
@@ -61,7 +61,9 @@ impl RawBatch {
                 return staged.map_err(|e| errors::to_py(py, &e));
             }
             let (flat, shape) = value_bytes(py, values)?;
-            let readonly = flat.readonly();
+            let readonly = flat
+                .try_readonly()
+                .map_err(|e| in_use(py, "the values", e))?;
             let bytes = readonly
                 .as_slice()
                 .map_err(|e| errors::raise(py, "InternalError", &e.to_string(), None))?;

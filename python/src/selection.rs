@@ -145,7 +145,10 @@ fn array_item(
     match kind.as_str() {
         "b" => {
             let mask = array.cast_into::<PyArrayDyn<bool>>().map_err(PyErr::from)?;
-            Ok(SelectionItem::Mask(mask.readonly().as_array().to_owned()))
+            let mask = mask
+                .try_readonly()
+                .map_err(|e| crate::array::in_use(py, "a boolean mask", e))?;
+            Ok(SelectionItem::Mask(mask.as_array().to_owned()))
         }
         "i" | "u" | "f" if kind != "f" || size == 0 => {
             let int64 = numpy.getattr("int64")?;
@@ -160,9 +163,10 @@ fn array_item(
             let indices = converted
                 .cast_into::<PyArrayDyn<i64>>()
                 .map_err(PyErr::from)?;
-            Ok(SelectionItem::Array(
-                indices.readonly().as_array().to_owned(),
-            ))
+            let indices = indices
+                .try_readonly()
+                .map_err(|e| crate::array::in_use(py, "an index array", e))?;
+            Ok(SelectionItem::Array(indices.as_array().to_owned()))
         }
         _ => Err(errors::selection_error(
             py,

@@ -18,6 +18,7 @@ URL: a path, ``file://``, ``memory://name``, ``s3://bucket/key``, ``gs://``, ``a
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator, MutableMapping
 from typing import Any
 
@@ -224,6 +225,18 @@ def _cast_variable(value: Any, dtype: np.dtype) -> np.ndarray:
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 64 else text[:64] + "…"
+
+
+def _check_basic(selection: Any) -> None:
+    """zarr-python's basic selections: integers, slices and ``...`` (no lists, arrays, masks,
+    ``None`` or bools)."""
+    for item in selection if isinstance(selection, tuple) else (selection,):
+        basic = item is Ellipsis or isinstance(item, (slice, int, np.integer))
+        if not basic or isinstance(item, (bool, np.bool_)):
+            raise IndexError(
+                "unsupported selection item for basic indexing; expected integer or slice, "
+                f"got {_short(item)}"
+            )
 
 
 def _has_ellipsis(key: Any) -> bool:
@@ -465,44 +478,36 @@ class Array:
 
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: Any = None) -> Any:
         """``a[selection]`` for integers, slices and ``...`` only (zarr-python's name;
-        lists and arrays are :exc:`IndexError`).
+        anything else is :exc:`IndexError`, as there).
 
-        ``out``: a NumPy array to read into instead of a new one, returned: writable,
-        C-contiguous, of the selection's shape and the array's dtype (each checked before
-        anything is read: :exc:`ValueError` / :exc:`TypeError`), for fixed-size data types.
-        Reading into one array again and again spares the memory a new result takes
-        (its pages are zeroed by the kernel on first touch: about 15 % of a 256 MiB read
-        here). After an error its contents are unspecified (partly read). A zarr-python
-        ``NDBuffer`` is taken as the NumPy array it wraps."""
-        items = selection if isinstance(selection, tuple) else (selection,)
-        for item in items:
-            if not (item is Ellipsis or isinstance(item, (slice, int, np.integer))) or isinstance(
-                item, (bool, np.bool_)
-            ):
-                raise IndexError(
-                    "unsupported selection item for basic indexing; expected integer or "
-                    f"slice, got {_short(item)}"
-                )
-        if out is not None:
-            return self._read_into(selection, "numpy", out)
-        return self._read(selection, "numpy")
+        ``out``: a NumPy array (or subclass, e.g. ``numpy.memmap``) to read into instead of
+        a new one: writable, C-contiguous, of the selection's shape and the array's dtype,
+        each checked before anything is read (:exc:`InvalidValueError`), for fixed-size data
+        types; it is returned (a selection of integers alone returns the value, as without
+        ``out``). Reading into one array again and again spares the memory a new result
+        takes, whose pages the kernel zeroes on first touch: 10-14 % of reading the
+        benchmark's 256 MiB array here. After an error its contents are unspecified (partly
+        read). A zarr-python ``NDBuffer`` (what zarr-python's methods take) is read into as
+        the NumPy array it wraps. Do not use ``out`` from another thread during the call."""
+        _check_basic(selection)
+        return self._get(selection, "numpy", out)
 
     def get_orthogonal_selection(self, selection: Any, *, out: Any = None) -> Any:
         """``a.oindex[selection]`` (zarr-python's name); ``out`` as in
         :meth:`get_basic_selection`."""
-        if out is not None:
-            return self._read_into(selection, "oindex", out)
-        return self._read(selection, "oindex")
+        return self._get(selection, "oindex", out)
 
     def get_coordinate_selection(self, selection: Any, *, out: Any = None) -> Any:
         """``a.vindex[selection]`` (zarr-python's name); ``out`` as in
-        :meth:`get_basic_selection`."""
-        if out is not None:
-            return self._read_into(selection, "vindex", out)
-        return self._read(selection, "vindex")
+        :meth:`get_basic_selection`, of the points' (broadcast) shape, or, as zarr-python
+        takes it, flat: one dimension of as many values, returned reshaped to the points'
+        shape (a view of it)."""
+        return self._get(selection, "vindex", out)
 
     def set_basic_selection(self, selection: Any, value: Any) -> None:
-        """``a[selection] = value`` (zarr-python's name)."""
+        """``a[selection] = value`` for integers, slices and ``...`` only (zarr-python's
+        name)."""
+        _check_basic(selection)
         self._write(selection, "numpy", value)
 
     def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
@@ -513,9 +518,21 @@ class Array:
         """``a.vindex[selection] = value`` (zarr-python's name)."""
         self._write(selection, "vindex", value)
 
+    def _get(self, key: Any, mode: str, out: Any) -> Any:
+        if out is None:
+            return self._read(key, mode)
+        out = self._read_into(key, mode, out)
+        if out.ndim == 0 and not _has_ellipsis(key):
+            return out[()]
+        return out
+
     def _read_into(self, key: Any, mode: str, out: Any) -> np.ndarray:
         if hasattr(out, "as_ndarray_like") and not isinstance(out, np.ndarray):
             out = out.as_ndarray_like()
+        if mode == "vindex" and isinstance(out, np.ndarray) and out.ndim == 1:
+            shape = tuple(self._raw.selection_shape(key, mode))
+            if out.shape != shape and out.size == math.prod(shape) and out.flags.c_contiguous:
+                out = out.reshape(shape)  # a view: contiguous
         self._raw.read_into(key, mode, self._dtype, out)
         return out
 
