@@ -65,7 +65,9 @@
 //! indexes, from `explain_read`). Decode floor: every inner chunk decoded by zstd into a
 //! reused buffer, shards preloaded, no assembly, on one thread and on every core; read all's
 //! time over it, and the time of read all into one caller array reused from call to call
-//! (`read_into`) over it: the difference between the two is the fresh result's memory.
+//! (`read_into`) over it: the difference between the two is the fresh result's memory. The
+//! floor, read all and `read_into` take turns rep by rep, so that their ratios pair times
+//! of the same minutes.
 //! Then the memory work of read all, each part alone on every core: the first touch of a
 //! fresh result (the kernel zeroing its pages), streaming stores of the whole result into
 //! present pages, and the stored shard files read from the page cache; and read all's and
@@ -384,27 +386,33 @@ fn main() {
             read as f64 / needed.max(1) as f64
         );
     }
-    let (one, all_cores) = decode_floor(&dir, cfg.n, cfg.reps, cores);
-    let read_all = table.rows[0].2[0];
-    println!();
-    println!(
-        "decode floor of read all (every inner chunk through zstd into a reused buffer, shards \
-         preloaded, no assembly; best of {}): 1 thread {:.1} ms, {cores} threads {:.1} ms; \
-         zarrflow read all / floor = {:.2}x",
+    // The floor, read all and read all into one reused array (`read_into`: no fresh result
+    // memory for the kernel to zero, which the floor's reused buffer also skips) take turns
+    // rep by rep, so that their ratios pair times of the same minutes (the machine's speed
+    // drifts between the benchmark's sections).
+    let floor = DecodeFloor::load(&dir, cfg.n);
+    let want = (cfg.n.pow(3) * 2) as usize;
+    let one = best(
         cfg.reps,
-        one.as_secs_f64() * 1e3,
-        all_cores.as_secs_f64() * 1e3,
-        read_all.as_secs_f64() / all_cores.as_secs_f64()
+        || floor.decode(1),
+        |total| assert_eq!(total, want),
     );
-    // the same read into one caller array reused from call to call (`read_into`): no fresh
-    // result memory for the kernel to zero, which the floor's reused buffer also skips
     let zf = rt.block_on(zf_open_local(&dir));
     let whole = zf.view();
     // allocated by zarrflow's own read (huge pages where offered, as every result),
     // which is also the untimed warm-up
     let mut reused = rt.block_on(whole.read::<u16>()).unwrap();
-    let mut t_into = Duration::MAX;
+    let (mut all_cores, mut read_all, mut t_into) = (Duration::MAX, Duration::MAX, Duration::MAX);
     for _ in 0..cfg.reps {
+        let t = Instant::now();
+        let total = floor.decode(cores);
+        all_cores = all_cores.min(t.elapsed());
+        assert_eq!(total, want);
+        let t = Instant::now();
+        let v = rt.block_on(zf_read_box(&zf, &all));
+        read_all = read_all.min(t.elapsed());
+        assert_eq!(sum(&v), checksum_box(&all), "zarrflow read all");
+        drop(v);
         reused.fill(1); // untimed: a call that skipped a region would leave ones behind
         let t = Instant::now();
         rt.block_on(whole.read_into(&mut reused)).unwrap();
@@ -415,11 +423,21 @@ fn main() {
             "zarrflow read_into"
         );
     }
+    println!();
     println!(
-        "zarrflow read all into one reused array (`read_into`, no fresh result memory; best of \
-         {}): {:.1} ms, {:.2}x the {cores}-thread floor (the fresh result's page faults and \
-         zeroing are the difference from read all)",
+        "decode floor of read all (every inner chunk through zstd into a reused buffer, shards \
+         preloaded, no assembly; best of {}): 1 thread {:.1} ms, {cores} threads {:.1} ms; \
+         zarrflow read all, timed in turn with it, {:.1} ms: {:.2}x the floor",
         cfg.reps,
+        one.as_secs_f64() * 1e3,
+        all_cores.as_secs_f64() * 1e3,
+        read_all.as_secs_f64() * 1e3,
+        read_all.as_secs_f64() / all_cores.as_secs_f64()
+    );
+    println!(
+        "zarrflow read all into one reused array (`read_into`, no fresh result memory; timed \
+         in turn with them): {:.1} ms, {:.2}x the {cores}-thread floor (the fresh result's page \
+         faults and zeroing are the difference from read all)",
         t_into.as_secs_f64() * 1e3,
         t_into.as_secs_f64() / all_cores.as_secs_f64()
     );
@@ -719,58 +737,66 @@ async fn zf_needed_bytes(a: &ZfArray, b: &[std::ops::Range<u64>; 3]) -> u64 {
 }
 
 /// The decode floor of read all: every inner chunk of every shard decoded by zstd into a
-/// reused buffer (the shards read into memory first, untimed; no index cache, no
-/// assembly), on one thread and on `threads` threads; best of `reps` each.
-fn decode_floor(dir: &Path, n: u64, reps: usize, threads: usize) -> (Duration, Duration) {
-    let per_shard = (SHARD / INNER).pow(3) as usize;
-    let index_len = per_shard * 16 + 4;
-    let s = n / SHARD.min(n);
-    let mut shards: Vec<Vec<u8>> = Vec::new();
-    for z in 0..s {
-        for y in 0..s {
-            for x in 0..s {
-                shards.push(std::fs::read(dir.join(format!("c/{z}/{y}/{x}"))).unwrap());
-            }
-        }
-    }
-    let chunk_bytes = (INNER.pow(3) * 2) as usize;
-    let decode = |part: &[Vec<u8>]| {
-        let mut d = zstd::bulk::Decompressor::new().unwrap();
-        let mut buf = Vec::with_capacity(chunk_bytes);
-        let mut total = 0usize;
-        for shard in part {
-            let index = &shard[shard.len() - index_len..shard.len() - 4];
-            for e in index.chunks_exact(16) {
-                let off = u64::from_le_bytes(e[..8].try_into().unwrap()) as usize;
-                let len = u64::from_le_bytes(e[8..].try_into().unwrap()) as usize;
-                if off == usize::MAX {
-                    continue;
+/// reused buffer (the shards read into memory first, by [`DecodeFloor::load`]; no index
+/// cache, no assembly).
+struct DecodeFloor {
+    shards: Vec<Vec<u8>>,
+}
+
+impl DecodeFloor {
+    /// Reads every shard file of the `n`³ array in `dir` into memory.
+    fn load(dir: &Path, n: u64) -> DecodeFloor {
+        let s = n / SHARD.min(n);
+        let mut shards = Vec::new();
+        for z in 0..s {
+            for y in 0..s {
+                for x in 0..s {
+                    shards.push(std::fs::read(dir.join(format!("c/{z}/{y}/{x}"))).unwrap());
                 }
-                buf.clear();
-                d.decompress_to_buffer(&shard[off..off + len], &mut buf)
-                    .unwrap();
-                total += buf.len();
             }
         }
-        total
-    };
-    let want = (n.pow(3) * 2) as usize;
-    let one = best(reps, || decode(&shards), |total| assert_eq!(total, want));
-    let per = shards.len().div_ceil(threads.max(1));
-    let many = best(
-        reps,
-        || -> usize {
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = shards
-                    .chunks(per)
-                    .map(|part| scope.spawn(move || decode(part)))
-                    .collect();
-                handles.into_iter().map(|h| h.join().unwrap()).sum()
-            })
-        },
-        |total| assert_eq!(total, want),
-    );
-    (one, many)
+        DecodeFloor { shards }
+    }
+
+    /// Decodes every inner chunk on `threads` threads (the shards split between them);
+    /// returns the decoded bytes.
+    fn decode(&self, threads: usize) -> usize {
+        let per_shard = (SHARD / INNER).pow(3) as usize;
+        let index_len = per_shard * 16 + 4;
+        let chunk_bytes = (INNER.pow(3) * 2) as usize;
+        let decode = |part: &[Vec<u8>]| {
+            let mut d = zstd::bulk::Decompressor::new().unwrap();
+            let mut buf = Vec::with_capacity(chunk_bytes);
+            let mut total = 0usize;
+            for shard in part {
+                let index = &shard[shard.len() - index_len..shard.len() - 4];
+                for e in index.chunks_exact(16) {
+                    let off = u64::from_le_bytes(e[..8].try_into().unwrap()) as usize;
+                    let len = u64::from_le_bytes(e[8..].try_into().unwrap()) as usize;
+                    if off == usize::MAX {
+                        continue;
+                    }
+                    buf.clear();
+                    d.decompress_to_buffer(&shard[off..off + len], &mut buf)
+                        .unwrap();
+                    total += buf.len();
+                }
+            }
+            total
+        };
+        if threads <= 1 {
+            return decode(&self.shards);
+        }
+        let per = self.shards.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = self
+                .shards
+                .chunks(per)
+                .map(|part| scope.spawn(move || decode(part)))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).sum()
+        })
+    }
 }
 
 /// What read all does besides decoding, each part alone on `threads` threads (best of
