@@ -96,6 +96,13 @@ def test_orthogonal_and_coordinate_selections_match_oindex_and_vindex(pair):
     np.testing.assert_array_equal(flat, want.reshape(-1))
     with pytest.raises(zarrflow.InvalidValueError, match="shape"):
         a.get_coordinate_selection(vkey, out=np.zeros(5, dtype=np.int32))
+    # one point (integers alone): an array of one value, as zarr-python returns it
+    got = a.get_coordinate_selection((3, -2, 4))
+    assert isinstance(got, np.ndarray) and got.shape == (1,) and got[0] == ref[3, -2, 4]
+    one = np.zeros(1, dtype=np.int32)
+    got = a.get_coordinate_selection((3, -2, 4), out=one)
+    assert got.shape == (1,) and np.shares_memory(got, one) and one[0] == ref[3, -2, 4]
+    assert np.ndim(a.vindex[3, -2, 4]) == 0, "vindex keeps NumPy's scalar"
 
 
 def test_set_selection_methods_write_as_their_indexing_forms():

@@ -498,11 +498,16 @@ class Array:
         return self._get(selection, "oindex", out)
 
     def get_coordinate_selection(self, selection: Any, *, out: Any = None) -> Any:
-        """``a.vindex[selection]`` (zarr-python's name); ``out`` as in
-        :meth:`get_basic_selection`, of the points' (broadcast) shape, or, as zarr-python
-        takes it, flat: one dimension of as many values, returned reshaped to the points'
-        shape (a view of it)."""
-        return self._get(selection, "vindex", out)
+        """``a.vindex[selection]`` (zarr-python's name), except that a single point (integers
+        alone) comes back as an array of one value, as zarr-python returns it, not as a
+        value. ``out`` as in :meth:`get_basic_selection`, of the points' (broadcast) shape,
+        or, as zarr-python takes it, flat: one dimension of as many values, returned
+        reshaped to the points' shape (a view of it)."""
+        if out is None:
+            value = self._read(selection, "vindex")
+            return np.atleast_1d(value) if np.ndim(value) == 0 else value
+        got = self._read_into(selection, "vindex", out)
+        return got.reshape(1) if got.ndim == 0 else got
 
     def set_basic_selection(self, selection: Any, value: Any) -> None:
         """``a[selection] = value`` for integers, slices and ``...`` only (zarr-python's
