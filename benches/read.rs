@@ -92,6 +92,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use object_store::local::LocalFileSystem;
 use object_store::{ObjectStore, ObjectStoreExt};
+use zarrflow::array::bench_support::{advise_huge_pages, copy_streaming, fence};
 use zarrflow::array::{Array as ZfArray, ArrayOptions};
 use zarrflow::index::{Selection, SelectionItem};
 use zarrflow::store::wrappers::{CountingStore, RequestCounts, with_latency};
@@ -803,7 +804,7 @@ impl DecodeFloor {
 /// `reps`): `touch`, the first write into every page of a fresh result-sized buffer, advised
 /// onto huge pages as zarrflow's results are (the kernel zeroes each page it hands out);
 /// `store`, the whole result written into that buffer, its pages present, with streaming
-/// stores of 64-byte rows (an inner chunk's rows here) from a reused 64 KiB chunk;
+/// stores zarrflow's reads use (`copy_streaming`) from a reused 64 KiB chunk;
 /// `load`, the stored shard files read into reused buffers (from the page cache, as the
 /// benchmark's reads find them). Set against the decode floor, they account for the time
 /// read all takes beyond it: on 2 cores and no idle one, they overlap the decoding only
@@ -827,9 +828,7 @@ fn memory_floor(dir: &Path, n: u64, reps: usize, threads: usize) -> [Duration; 3
         const HUGE: usize = 2 << 20;
         let mut buf = vec![0u8; bytes + HUGE];
         let at = (buf.as_ptr() as usize).next_multiple_of(HUGE) - buf.as_ptr() as usize;
-        let region = &mut buf[at..at + bytes];
-        // SAFETY: the range is `region`, inside `buf`; the advice changes no contents.
-        unsafe { libc::madvise(region.as_mut_ptr().cast(), bytes, libc::MADV_HUGEPAGE) };
+        advise_huge_pages(&mut buf[at..at + bytes]);
         (buf, at)
     };
     let mut touch = Duration::MAX;
@@ -856,17 +855,11 @@ fn memory_floor(dir: &Path, n: u64, reps: usize, threads: usize) -> [Duration; 3
                 (part.as_ptr() as usize).is_multiple_of(64),
                 "whole lines streamed"
             );
-            for (line, src) in part
-                .chunks_exact_mut(64)
-                .zip(chunk.chunks_exact(64).cycle())
-            {
-                stream_line(line, src);
+            // a decoded chunk's bytes, again and again (the source stays in cache)
+            for dst in part.chunks_mut(chunk.len()) {
+                copy_streaming(dst, &chunk[..dst.len()]);
             }
-            // SAFETY: a fence has no other effect.
-            #[cfg(target_arch = "x86_64")]
-            unsafe {
-                std::arch::x86_64::_mm_sfence()
-            };
+            fence();
         });
         store = store.min(t.elapsed());
         assert_eq!(buf[64], chunk[64]);
@@ -913,28 +906,6 @@ fn memory_floor(dir: &Path, n: u64, reps: usize, threads: usize) -> [Duration; 3
         );
     }
     [touch, store, load]
-}
-
-/// Stores the 64 bytes of `src` into the 64-byte line `dst` with streaming stores (an
-/// ordinary copy off x86-64 or where `dst` is not line-aligned).
-fn stream_line(dst: &mut [u8], src: &[u8]) {
-    #[cfg(target_arch = "x86_64")]
-    if dst.len() == 64 && src.len() == 64 && (dst.as_ptr() as usize).is_multiple_of(64) {
-        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
-        let (s, d) = (
-            src.as_ptr().cast::<__m128i>(),
-            dst.as_mut_ptr().cast::<__m128i>(),
-        );
-        // SAFETY: 64 readable bytes at `s`, 64 writable, 64-byte aligned ones at `d`
-        // (checked above); SSE2 is part of x86-64.
-        unsafe {
-            for i in 0..4 {
-                _mm_stream_si128(d.add(i), _mm_loadu_si128(s.add(i)));
-            }
-        }
-        return;
-    }
-    dst.copy_from_slice(src);
 }
 
 // -------------------------------------------------------------------------- zarrs

@@ -47,6 +47,13 @@ mod retry;
 mod scatter;
 mod spawned;
 mod stream_store;
+
+/// The memory primitives of reads, for the read benchmark's floors (not a stable API).
+#[doc(hidden)]
+pub mod bench_support {
+    pub use super::result_buffer::advise_huge_pages;
+    pub use super::stream_store::{copy_streaming, fence};
+}
 mod view;
 mod vlen;
 mod write;

@@ -25,9 +25,9 @@ pub(crate) fn zeroed<T: bytemuck::Zeroable>(n: usize) -> Result<Vec<T>> {
 }
 
 /// Asks the kernel to back the whole 2 MiB-aligned pages inside `buf` with huge pages (a
-/// no-op for buffers under [`HUGE_PAGE_ADVICE_MIN`] and off Linux).
+/// no-op for buffers under `HUGE_PAGE_ADVICE_MIN`, 4 MiB, and off Linux).
 #[allow(unsafe_code)]
-pub(crate) fn advise_huge_pages<T>(buf: &mut [T]) {
+pub fn advise_huge_pages<T>(buf: &mut [T]) {
     #[cfg(target_os = "linux")]
     {
         const HUGE: usize = 2 << 20;

@@ -20,7 +20,7 @@ pub(crate) const LINE: usize = 64;
 /// Copies `src` into `dst` (equal lengths), the whole 64-byte lines of `dst` with streaming
 /// stores (off x86-64, an ordinary copy). Call [`fence`] before another thread reads `dst`.
 #[inline]
-pub(crate) fn copy_streaming(dst: &mut [u8], src: &[u8]) {
+pub fn copy_streaming(dst: &mut [u8], src: &[u8]) {
     assert_eq!(dst.len(), src.len(), "a streamed copy of unequal lengths");
     let addr = dst.as_ptr() as usize;
     let head = (addr.next_multiple_of(LINE) - addr).min(dst.len());
@@ -90,7 +90,7 @@ impl Drop for FenceOnDrop {
 /// hands its results to another thread).
 #[inline]
 #[allow(unsafe_code)]
-pub(crate) fn fence() {
+pub fn fence() {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     // SAFETY: SSE is part of x86-64; a fence has no other effect.
     unsafe {
