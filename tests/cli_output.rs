@@ -229,6 +229,12 @@ fn get_output_replaces_files_and_keeps_links_and_devices() {
     let new = out_dir.join("new.npy");
     ok(&["get", &url, "-o", new.to_str().unwrap()]);
     assert_eq!(read_npy(&new).1, vec![2000]);
+    // the space reserved ahead of the write (fallocate, keeping the size) adds no bytes:
+    // the file is exactly what standard output gets
+    let stdout = run(&["get", &url, "-o", "-"]);
+    assert!(stdout.status.success());
+    assert_eq!(std::fs::read(&new).unwrap(), stdout.stdout);
+    assert_eq!(std::fs::read(&real).unwrap().len(), 128 + 3 * 4);
     // a device is written in place
     ok(&["get", &url, "-o", "/dev/null"]);
     assert!(!std::fs::metadata("/dev/null").unwrap().is_file());

@@ -93,7 +93,8 @@ const MAP_MIN_BYTES: u64 = 32 << 20;
 /// Reads `view` (of `size`-byte elements) into a new `.npy` file at `path`, whole or not at
 /// all: a result of [`MAP_MIN_BYTES`] or more straight into the mapped temporary file where
 /// it can be mapped (no result buffer, no copy into the page cache; its pages faulted in
-/// ahead by [`crate::prefault::Prefault`]), else through a buffer written out.
+/// ahead by [`crate::prefault::Prefault`]), else through a buffer written out into space reserved first
+/// ([`crate::outfile::OutFile::reserve`]).
 async fn read_to_npy_file(
     view: &ArrayView,
     path: &Path,
@@ -124,6 +125,9 @@ async fn read_to_npy_file(
         // (with `fsync`, the commit's fsync also writes the pages dirtied through the map)
         drop(map);
         return out.commit();
+    }
+    if let Some(total) = total {
+        out.reserve(total)?;
     }
     let data = view.read_bytes().await?;
     out.write_with(npy_writer(path, ty, &shape, &data))?;

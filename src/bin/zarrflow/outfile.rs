@@ -45,6 +45,8 @@ enum Kind {
     Temp {
         temp: tempfile::NamedTempFile,
         final_path: PathBuf,
+        /// Whether the rename replaces a file that exists.
+        replaces: bool,
     },
     InPlace(File),
 }
@@ -94,7 +96,11 @@ impl OutFile {
         Ok(OutFile {
             shown,
             fsync,
-            kind: Kind::Temp { temp, final_path },
+            kind: Kind::Temp {
+                temp,
+                final_path,
+                replaces: matches!(target, Existing::File { .. }),
+            },
         })
     }
 
@@ -112,6 +118,58 @@ impl OutFile {
         write(&mut out)?;
         out.flush()
             .map_err(|e| CliError::new(format!("writing {shown}: {e}")))
+    }
+
+    /// Reserves `len` bytes of disk for a new file without changing its size (`fallocate`
+    /// with `FALLOC_FL_KEEP_SIZE`, Linux), so that a full disk or a file-size limit is an
+    /// error before the content is read and written rather than midway, and the write that
+    /// follows allocates no blocks of its own: writing the benchmark's 16 MiB sub-box into a
+    /// new ext4 file took ~0.5 ms less (`zarrflow get`, medians of 3 × 40 alternated runs).
+    /// Nothing is reserved where the output replaces an existing file (reserved blocks are
+    /// not delayed allocation, which ext4's `auto_da_alloc` writes out when the rename
+    /// replaces a file), where there is no temporary file, or where the file system or
+    /// system does not reserve space: the write then allocates as it goes.
+    pub fn reserve(&mut self, len: u64) -> Result<()> {
+        let shown = self.shown.clone();
+        let Kind::Temp {
+            temp,
+            replaces: false,
+            ..
+        } = &mut self.kind
+        else {
+            return Ok(());
+        };
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let Ok(len) = libc::off_t::try_from(len) else {
+                return Err(CliError::new(format!(
+                    "writing {shown}: {len} bytes are more than this system's files hold"
+                )));
+            };
+            if len == 0 {
+                return Ok(());
+            }
+            // SAFETY: a plain system call on the temporary file's open descriptor.
+            let code = unsafe {
+                libc::fallocate(
+                    temp.as_file().as_raw_fd(),
+                    libc::FALLOC_FL_KEEP_SIZE,
+                    0,
+                    len,
+                )
+            };
+            if code != 0 {
+                let e = std::io::Error::last_os_error();
+                return match e.raw_os_error() {
+                    Some(libc::EOPNOTSUPP | libc::EINVAL | libc::ENODEV | libc::ENOSYS) => Ok(()),
+                    _ => Err(CliError::new(format!("writing {shown}: {e}"))),
+                };
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (temp, len, shown);
+        Ok(())
     }
 
     /// The temporary file as `len` writable bytes in memory, so that a read lands in the
@@ -172,7 +230,9 @@ impl OutFile {
         let shown = self.shown;
         let (temp, final_path) = match self.kind {
             Kind::InPlace(_) => return Ok(()),
-            Kind::Temp { temp, final_path } => (temp, final_path),
+            Kind::Temp {
+                temp, final_path, ..
+            } => (temp, final_path),
         };
         if self.fsync {
             temp.as_file()
