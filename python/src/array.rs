@@ -351,6 +351,43 @@ impl RawArray {
             .map(<[u64]>::to_vec))
     }
 
+    /// The number of outer chunks (shards when sharded) along each dimension: zarr-python's
+    /// blocks.
+    #[getter]
+    fn outer_grid_shape(&self, py: Python<'_>) -> PyResult<Vec<u64>> {
+        let array = self.array(py)?;
+        Ok(array.chunk_grid().grid_shape(array.shape()))
+    }
+
+    /// `(start, stop)` of outer chunk `block` along dimension `dim`, clipped to the array's
+    /// extent (an `InvalidValueError` for a dimension or block out of range).
+    fn outer_chunk_bounds(&self, py: Python<'_>, dim: usize, block: u64) -> PyResult<(u64, u64)> {
+        let array = self.array(py)?;
+        let shape = array.shape();
+        let counts = array.chunk_grid().grid_shape(shape);
+        if dim >= shape.len() || block >= counts[dim] {
+            return Err(errors::value_error(
+                py,
+                &format!("no block {block} along dimension {dim} (blocks: {counts:?})"),
+            ));
+        }
+        let grids = array
+            .chunk_grid()
+            .dimension_grids(shape)
+            .map_err(|(d, e)| errors::value_error(py, &format!("dimension {d}: {e}")))?;
+        let bounds = i64::try_from(block).ok().and_then(|b| {
+            let start = grids[dim].chunk_offset(b).ok()?;
+            let stop = grids[dim].data_end(b).ok()?;
+            Some((u64::try_from(start).ok()?, u64::try_from(stop).ok()?))
+        });
+        bounds.ok_or_else(|| {
+            errors::value_error(
+                py,
+                &format!("block {block} along dimension {dim} is out of range"),
+            )
+        })
+    }
+
     /// The fill value's native-endian bytes.
     #[getter]
     fn fill_value_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {

@@ -303,7 +303,7 @@ class Attributes(MutableMapping):
 
 
 class _Indexer:
-    """``a.oindex`` / ``a.vindex`` (and a batch's): ``[key]`` reads, ``[key] = v`` writes."""
+    """``a.oindex`` / ``a.vindex`` / ``a.blocks`` (and a batch's): ``[key]`` reads, ``[key] = v`` writes."""
 
     def __init__(self, target: Any, mode: str) -> None:
         self._target = target
@@ -432,7 +432,75 @@ class Array:
 
     # -- reads and writes -----------------------------------------------------------------
 
+    def _resolve(self, key: Any, mode: str) -> tuple[Any, str]:
+        """A block (``"blocks"``) or mask (``"mask"``) selection as the NumPy-style key it
+        stands for; other modes as they are."""
+        if mode == "blocks":
+            return self._block_key(key), "numpy"
+        if mode == "mask":
+            return self._mask_key(key), "numpy"
+        return key, mode
+
+    def _block_key(self, selection: Any) -> tuple[slice, ...]:
+        """zarr-python's block selection (per dimension a block index or a slice of blocks
+        with step 1; blocks are the shards when sharded, else the chunks) as element slices."""
+        items = list(selection) if isinstance(selection, tuple) else [selection]
+        ellipses = sum(1 for item in items if item is Ellipsis)
+        if ellipses > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        if ellipses:
+            at = next(i for i, item in enumerate(items) if item is Ellipsis)
+            items[at : at + 1] = [slice(None)] * max(0, self.ndim - len(items) + 1)
+        if len(items) > self.ndim:
+            raise IndexError(f"too many indices for array; expected {self.ndim}, got {len(items)}")
+        items += [slice(None)] * (self.ndim - len(items))
+        counts = self._raw.outer_grid_shape
+        key = []
+        for dim, (item, count) in enumerate(zip(items, counts)):
+            if isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
+                block = int(item) + count if int(item) < 0 else int(item)
+                if not 0 <= block < count:
+                    raise IndexError(
+                        f"block index {int(item)} out of bounds for dimension {dim} with "
+                        f"{count} block(s)"
+                    )
+                key.append(slice(*self._raw.outer_chunk_bounds(dim, block)))
+            elif isinstance(item, slice):
+                if item.step is not None and item.step != 1:
+                    raise IndexError(
+                        "unsupported selection item for block indexing; expected integer or "
+                        f"slice with step=1, got {_short(item)}"
+                    )
+                first, stop, _ = item.indices(count)
+                if stop <= first:
+                    key.append(slice(0, 0))
+                else:
+                    start = self._raw.outer_chunk_bounds(dim, first)[0]
+                    key.append(slice(start, self._raw.outer_chunk_bounds(dim, stop - 1)[1]))
+            else:
+                raise IndexError(
+                    "unsupported selection item for block indexing; expected integer or slice, "
+                    f"got {_short(item)}"
+                )
+        return tuple(key)
+
+    def _mask_key(self, selection: Any) -> np.ndarray:
+        """zarr-python's mask selection: one Boolean array of the array's shape (alone or
+        in a 1-tuple; nested lists too)."""
+        mask = selection[0] if isinstance(selection, tuple) and len(selection) == 1 else selection
+        if isinstance(mask, list):
+            mask = np.asarray(mask)
+        if self.ndim == 0:
+            raise IndexError("a 0-d array has no mask selection; read or write it with a[()]")
+        if not (isinstance(mask, np.ndarray) and mask.dtype == np.bool_ and mask.shape == self.shape):
+            raise IndexError(
+                "invalid mask selection; expected one Boolean (mask) array with the same shape "
+                f"as the target array {self.shape}, got {_short(selection)}"
+            )
+        return mask
+
     def _read(self, key: Any, mode: str) -> Any:
+        key, mode = self._resolve(key, mode)
         out = self._raw.read(key, mode, self._dtype)
         if self._dtype == _STRING:
             out = out.astype(_STRING)
@@ -441,6 +509,7 @@ class Array:
         return out
 
     def _write(self, key: Any, mode: str, value: Any) -> None:
+        key, mode = self._resolve(key, mode)
         self._raw.write(key, mode, _cast(value, self._dtype))
 
     def __getitem__(self, key: Any) -> Any:
@@ -458,6 +527,14 @@ class Array:
     def vindex(self) -> _Indexer:
         """Vectorized indexing (points): ``a.vindex[[0, 2], [5, 7]]``."""
         return _Indexer(self, "vindex")
+
+    @property
+    def blocks(self) -> _Indexer:
+        """Block indexing, as zarr-python's ``a.blocks``: ``a.blocks[1, -1]`` is the block
+        (the shard when sharded, else the chunk) at block coordinates ``(1, -1)``, clipped
+        at the array's edge; slices of blocks (step 1) join neighbouring blocks. Every
+        dimension is kept. ``a.blocks[i] = v`` writes."""
+        return _Indexer(self, "blocks")
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         out = self.read()
@@ -509,6 +586,26 @@ class Array:
         got = self._read_into(selection, "vindex", out)
         return got.reshape(1) if got.ndim == 0 else got
 
+    def get_block_selection(self, selection: Any, *, out: Any = None) -> Any:
+        """``a.blocks[selection]`` (zarr-python's name); ``out`` as in
+        :meth:`get_basic_selection`."""
+        return self._get(selection, "blocks", out)
+
+    def get_mask_selection(self, mask: Any, *, out: Any = None) -> Any:
+        """The values where ``mask`` (a Boolean array of the array's shape) is true, in C
+        order, as one dimension (zarr-python's name; ``a.vindex[mask]``). ``out`` as in
+        :meth:`get_basic_selection`, of one dimension."""
+        return self._get(mask, "mask", out)
+
+    def set_block_selection(self, selection: Any, value: Any) -> None:
+        """``a.blocks[selection] = value`` (zarr-python's name)."""
+        self._write(selection, "blocks", value)
+
+    def set_mask_selection(self, mask: Any, value: Any) -> None:
+        """Writes ``value`` (one value, or one per true element of ``mask``, in C order)
+        where ``mask`` is true (zarr-python's name)."""
+        self._write(mask, "mask", value)
+
     def set_basic_selection(self, selection: Any, value: Any) -> None:
         """``a[selection] = value`` for integers, slices and ``...`` only (zarr-python's
         name)."""
@@ -526,6 +623,7 @@ class Array:
     def _get(self, key: Any, mode: str, out: Any) -> Any:
         if out is None:
             return self._read(key, mode)
+        key, mode = self._resolve(key, mode)
         out = self._read_into(key, mode, out)
         if out.ndim == 0 and not _has_ellipsis(key):
             return out[()]
@@ -581,6 +679,7 @@ class Batch:
         self._raw = array._raw.batch()
 
     def _write(self, key: Any, mode: str, value: Any) -> None:
+        key, mode = self._array._resolve(key, mode)
         self._raw.stage(key, mode, _cast(value, self._array.dtype))
 
     def _read(self, key: Any, mode: str) -> Any:
@@ -598,6 +697,11 @@ class Batch:
     def vindex(self) -> _Indexer:
         """Stages vectorized (point) writes."""
         return _Indexer(self, "vindex")
+
+    @property
+    def blocks(self) -> _Indexer:
+        """Stages block writes (see :attr:`Array.blocks`)."""
+        return _Indexer(self, "blocks")
 
     def __len__(self) -> int:
         return len(self._raw)
