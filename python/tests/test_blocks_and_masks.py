@@ -176,3 +176,45 @@ def test_blocks_of_a_rectilinear_grid_follow_its_edges(tmp_path):
     np.testing.assert_array_equal(a[...], ref)
     with pytest.raises(IndexError):
         a.blocks[3]
+
+
+GETTERS = [
+    ("get_basic_selection", (1,)),
+    ("get_orthogonal_selection", (([0, 2], slice(None)),)),
+    ("get_coordinate_selection", (([0, 2], [1, 3]),)),
+    ("get_block_selection", (1,)),
+    ("get_mask_selection", (np.eye(*SHAPE, dtype=bool),)),
+]
+SETTERS = [
+    ("set_basic_selection", (1, 4)),
+    ("set_orthogonal_selection", (([0, 2], slice(None)), 4)),
+    ("set_coordinate_selection", (([0, 2], [1, 3]), 4)),
+    ("set_block_selection", (1, 4)),
+    ("set_mask_selection", (np.eye(*SHAPE, dtype=bool), 4)),
+]
+
+
+@pytest.mark.parametrize("name,args", GETTERS + SETTERS, ids=[g[0] for g in GETTERS + SETTERS])
+def test_fields_and_prototype_keywords_as_zarr_python_takes_them(pair, name, args):
+    """zarr-python's ``fields=`` / ``prototype=``: no fields (``IndexError``, as zarr-python
+    says of an array without them), zarr's CPU buffer prototype taken, another refused."""
+    from zarr.core.buffer import default_buffer_prototype
+
+    z, a = pair
+    prototype = default_buffer_prototype()
+    got = getattr(a, name)(*args, fields=None, prototype=prototype)
+    want = getattr(z, name)(*args, fields=None, prototype=prototype)
+    if name.startswith("get"):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(a[...], np.asarray(z[...]))
+    for fields in ("f0", ["f0", "f1"]):
+        with pytest.raises(IndexError):
+            getattr(z, name)(*args, fields=fields)
+        with pytest.raises(IndexError):
+            getattr(a, name)(*args, fields=fields)
+
+    class GpuLike:
+        nd_buffer = type("NDBuffer", (), {"__module__": "zarr.core.buffer.gpu"})
+
+    with pytest.raises(zarrflow.InvalidValueError):
+        getattr(a, name)(*args, prototype=GpuLike())

@@ -239,6 +239,21 @@ def _check_basic(selection: Any) -> None:
             )
 
 
+def _check_zarr_options(fields: Any, prototype: Any) -> None:
+    """zarr-python's ``fields=`` and ``prototype=`` keywords: zarrflow's arrays have no
+    fields (a structured selection is zarr-python's ``IndexError``), and results are NumPy
+    arrays, so only zarr's CPU buffer prototype (or none) is taken."""
+    if fields:
+        raise IndexError("invalid 'fields' argument, array does not have any fields")
+    if prototype is not None:
+        nd_buffer = getattr(prototype, "nd_buffer", None)
+        if getattr(nd_buffer, "__module__", None) != "zarr.core.buffer.cpu":
+            raise InvalidValueError(
+                f"prototype {_short(prototype)}: zarrflow reads into NumPy (CPU) memory only, "
+                "zarr's default CPU buffer prototype"
+            )
+
+
 def _has_ellipsis(key: Any) -> bool:
     return key is Ellipsis or (isinstance(key, tuple) and any(k is Ellipsis for k in key))
 
@@ -553,7 +568,14 @@ class Array:
 
     # -- zarr-python's selection methods ---------------------------------------------------
 
-    def get_basic_selection(self, selection: Any = Ellipsis, *, out: Any = None) -> Any:
+    def get_basic_selection(
+        self,
+        selection: Any = Ellipsis,
+        *,
+        out: Any = None,
+        fields: Any = None,
+        prototype: Any = None,
+    ) -> Any:
         """``a[selection]`` for integers, slices and ``...`` only (zarr-python's name;
         anything else is :exc:`IndexError`, as there).
 
@@ -565,59 +587,138 @@ class Array:
         takes, whose pages the kernel zeroes on first touch: 10-14 % of reading the
         benchmark's 256 MiB array here. After an error its contents are unspecified (partly
         read). A zarr-python ``NDBuffer`` (what zarr-python's methods take) is read into as
-        the NumPy array it wraps. Do not use ``out`` from another thread during the call."""
+        the NumPy array it wraps. Do not use ``out`` from another thread during the call.
+
+        ``fields`` and ``prototype`` (every ``get_*`` / ``set_*`` method takes them, as in
+        zarr-python): zarrflow's arrays have no fields (any is :exc:`IndexError`, as
+        zarr-python says of an array without them), and only zarr's default CPU buffer
+        prototype is taken (results are NumPy arrays; another is
+        :exc:`InvalidValueError`)."""
+        _check_zarr_options(fields, prototype)
         _check_basic(selection)
         return self._get(selection, "numpy", out)
 
-    def get_orthogonal_selection(self, selection: Any, *, out: Any = None) -> Any:
+    def get_orthogonal_selection(
+        self,
+        selection: Any,
+        *,
+        out: Any = None,
+        fields: Any = None,
+        prototype: Any = None,
+    ) -> Any:
         """``a.oindex[selection]`` (zarr-python's name); ``out`` as in
         :meth:`get_basic_selection`."""
+        _check_zarr_options(fields, prototype)
         return self._get(selection, "oindex", out)
 
-    def get_coordinate_selection(self, selection: Any, *, out: Any = None) -> Any:
+    def get_coordinate_selection(
+        self,
+        selection: Any,
+        *,
+        out: Any = None,
+        fields: Any = None,
+        prototype: Any = None,
+    ) -> Any:
         """``a.vindex[selection]`` (zarr-python's name), except that a single point (integers
         alone) comes back as an array of one value, as zarr-python returns it, not as a
         value. ``out`` as in :meth:`get_basic_selection`, of the points' (broadcast) shape,
         or, as zarr-python takes it, flat: one dimension of as many values, returned
         reshaped to the points' shape (a view of it)."""
+        _check_zarr_options(fields, prototype)
         if out is None:
             value = self._read(selection, "vindex")
             return np.atleast_1d(value) if np.ndim(value) == 0 else value
         got = self._read_into(selection, "vindex", out)
         return got.reshape(1) if got.ndim == 0 else got
 
-    def get_block_selection(self, selection: Any, *, out: Any = None) -> Any:
+    def get_block_selection(
+        self,
+        selection: Any,
+        *,
+        out: Any = None,
+        fields: Any = None,
+        prototype: Any = None,
+    ) -> Any:
         """``a.blocks[selection]`` (zarr-python's name); ``out`` as in
         :meth:`get_basic_selection`."""
+        _check_zarr_options(fields, prototype)
         return self._get(selection, "blocks", out)
 
-    def get_mask_selection(self, mask: Any, *, out: Any = None) -> Any:
+    def get_mask_selection(
+        self,
+        mask: Any,
+        *,
+        out: Any = None,
+        fields: Any = None,
+        prototype: Any = None,
+    ) -> Any:
         """The values where ``mask`` (a Boolean array of the array's shape) is true, in C
         order, as one dimension (zarr-python's name; ``a.vindex[mask]``). ``out`` as in
         :meth:`get_basic_selection`, of one dimension."""
+        _check_zarr_options(fields, prototype)
         return self._get(mask, "mask", out)
 
-    def set_block_selection(self, selection: Any, value: Any) -> None:
+    def set_block_selection(
+        self,
+        selection: Any,
+        value: Any,
+        *,
+        fields: Any = None,
+        prototype: Any = None,
+    ) -> None:
         """``a.blocks[selection] = value`` (zarr-python's name)."""
+        _check_zarr_options(fields, prototype)
         self._write(selection, "blocks", value)
 
-    def set_mask_selection(self, mask: Any, value: Any) -> None:
+    def set_mask_selection(
+        self,
+        mask: Any,
+        value: Any,
+        *,
+        fields: Any = None,
+        prototype: Any = None,
+    ) -> None:
         """Writes ``value`` (one value, or one per true element of ``mask``, in C order)
         where ``mask`` is true (zarr-python's name)."""
+        _check_zarr_options(fields, prototype)
         self._write(mask, "mask", value)
 
-    def set_basic_selection(self, selection: Any, value: Any) -> None:
+    def set_basic_selection(
+        self,
+        selection: Any,
+        value: Any,
+        *,
+        fields: Any = None,
+        prototype: Any = None,
+    ) -> None:
         """``a[selection] = value`` for integers, slices and ``...`` only (zarr-python's
         name)."""
+        _check_zarr_options(fields, prototype)
         _check_basic(selection)
         self._write(selection, "numpy", value)
 
-    def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
+    def set_orthogonal_selection(
+        self,
+        selection: Any,
+        value: Any,
+        *,
+        fields: Any = None,
+        prototype: Any = None,
+    ) -> None:
         """``a.oindex[selection] = value`` (zarr-python's name)."""
+        _check_zarr_options(fields, prototype)
         self._write(selection, "oindex", value)
 
-    def set_coordinate_selection(self, selection: Any, value: Any) -> None:
+    def set_coordinate_selection(
+        self,
+        selection: Any,
+        value: Any,
+        *,
+        fields: Any = None,
+        prototype: Any = None,
+    ) -> None:
         """``a.vindex[selection] = value`` (zarr-python's name)."""
+        _check_zarr_options(fields, prototype)
         self._write(selection, "vindex", value)
 
     def _get(self, key: Any, mode: str, out: Any) -> Any:
