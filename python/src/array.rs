@@ -359,31 +359,40 @@ impl RawArray {
         Ok(array.chunk_grid().grid_shape(array.shape()))
     }
 
-    /// `(start, stop)` of outer chunk `block` along dimension `dim`, clipped to the array's
-    /// extent (an `InvalidValueError` for a dimension or block out of range).
-    fn outer_chunk_bounds(&self, py: Python<'_>, dim: usize, block: u64) -> PyResult<(u64, u64)> {
+    /// `(start, stop)` of outer chunks (shards when sharded) `first..=last` along dimension
+    /// `dim`: where block `first` starts and block `last` ends, clipped to the array's
+    /// extent (an `InvalidValueError` for a dimension or a block out of range, or
+    /// `first > last`).
+    fn outer_block_span(
+        &self,
+        py: Python<'_>,
+        dim: usize,
+        first: u64,
+        last: u64,
+    ) -> PyResult<(u64, u64)> {
         let array = self.array(py)?;
         let shape = array.shape();
         let counts = array.chunk_grid().grid_shape(shape);
-        if dim >= shape.len() || block >= counts[dim] {
+        if dim >= shape.len() || first > last || last >= counts[dim] {
             return Err(errors::value_error(
                 py,
-                &format!("no block {block} along dimension {dim} (blocks: {counts:?})"),
+                &format!("no blocks {first}..={last} along dimension {dim} (blocks: {counts:?})"),
             ));
         }
         let grids = array
             .chunk_grid()
             .dimension_grids(shape)
             .map_err(|(d, e)| errors::value_error(py, &format!("dimension {d}: {e}")))?;
-        let bounds = i64::try_from(block).ok().and_then(|b| {
-            let start = grids[dim].chunk_offset(b).ok()?;
-            let stop = grids[dim].data_end(b).ok()?;
+        let grid = &grids[dim];
+        let span = (|| {
+            let start = grid.chunk_offset(i64::try_from(first).ok()?).ok()?;
+            let stop = grid.data_end(i64::try_from(last).ok()?).ok()?;
             Some((u64::try_from(start).ok()?, u64::try_from(stop).ok()?))
-        });
-        bounds.ok_or_else(|| {
+        })();
+        span.ok_or_else(|| {
             errors::value_error(
                 py,
-                &format!("block {block} along dimension {dim} is out of range"),
+                &format!("blocks {first}..={last} along dimension {dim} are out of range"),
             )
         })
     }

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import math
+import operator
+import sys
 from collections.abc import Iterator, MutableMapping
 from typing import Any
 
@@ -243,11 +245,17 @@ def _check_zarr_options(fields: Any, prototype: Any) -> None:
     """zarr-python's ``fields=`` and ``prototype=`` keywords: zarrflow's arrays have no
     fields (a structured selection is zarr-python's ``IndexError``), and results are NumPy
     arrays, so only zarr's CPU buffer prototype (or none) is taken."""
-    if fields:
-        raise IndexError("invalid 'fields' argument, array does not have any fields")
+    if fields is not None:
+        if not isinstance(fields, (str, list, tuple)):
+            raise IndexError(
+                f"'fields' argument must be a string or list of strings; found {type(fields)!r}"
+            )
+        if fields:
+            raise IndexError("invalid 'fields' argument, array does not have any fields")
     if prototype is not None:
+        cpu = sys.modules.get("zarr.core.buffer.cpu")
         nd_buffer = getattr(prototype, "nd_buffer", None)
-        if getattr(nd_buffer, "__module__", None) != "zarr.core.buffer.cpu":
+        if not (cpu and isinstance(nd_buffer, type) and issubclass(nd_buffer, cpu.NDBuffer)):
             raise InvalidValueError(
                 f"prototype {_short(prototype)}: zarrflow reads into NumPy (CPU) memory only, "
                 "zarr's default CPU buffer prototype"
@@ -338,9 +346,10 @@ class Array:
     ``...``, ``None``; integer and boolean arrays as NumPy advanced indexing) and returns a
     NumPy array (a NumPy scalar when every dimension is indexed by an integer);
     ``a.oindex[key]`` is outer indexing (each index array along its own dimension),
-    ``a.vindex[key]`` vectorized (points). ``a[key] = values`` writes in the same three modes,
-    values broadcast NumPy-style. Handles pickle (they re-open from URL, mode and options)
-    and are safe to share between threads.
+    ``a.vindex[key]`` vectorized (points), ``a.blocks[key]`` whole blocks (zarr-python's block
+    indexing; its mask selection is :meth:`get_mask_selection`). ``a[key] = values`` writes in
+    the same modes, values broadcast NumPy-style. Handles pickle (they re-open from URL, mode
+    and options) and are safe to share between threads.
     """
 
     def __init__(self, raw: Any, mode: str, options: dict) -> None:
@@ -456,9 +465,16 @@ class Array:
             return self._mask_key(key), "numpy"
         return key, mode
 
-    def _block_key(self, selection: Any) -> tuple[slice, ...]:
+    def _block_key(self, selection: Any) -> tuple[Any, ...]:
         """zarr-python's block selection (per dimension a block index or a slice of blocks
-        with step 1; blocks are the shards when sharded, else the chunks) as element slices."""
+        with step 1; blocks are the shards when sharded, else the chunks) as element slices,
+        with a trailing ``...`` (a 0-d array's selection stays an array, as in zarr-python).
+
+        As in zarr-python, an integer or a slice's start out of range is :exc:`IndexError`
+        (a negative one counts from the end once); a slice's stop is clamped as Python
+        clamps it (zarr-python 3.4.2 maps a negative stop through elements, not blocks), and
+        a dimension of no blocks (zero extent) takes slices, selecting nothing, where
+        zarr-python refuses every selection."""
         items = list(selection) if isinstance(selection, tuple) else [selection]
         ellipses = sum(1 for item in items if item is Ellipsis)
         if ellipses > 1:
@@ -479,25 +495,35 @@ class Array:
                         f"block index {int(item)} out of bounds for dimension {dim} with "
                         f"{count} block(s)"
                     )
-                key.append(slice(*self._raw.outer_chunk_bounds(dim, block)))
+                key.append(slice(*self._raw.outer_block_span(dim, block, block)))
             elif isinstance(item, slice):
                 if item.step is not None and item.step != 1:
                     raise IndexError(
                         "unsupported selection item for block indexing; expected integer or "
                         f"slice with step=1, got {_short(item)}"
                     )
-                first, stop, _ = item.indices(count)
+                if count == 0:
+                    key.append(slice(0, 0))
+                    continue
+                # (a slice of non-integers is TypeError, as in zarr-python and NumPy)
+                first = 0 if item.start is None else operator.index(item.start)
+                _, stop, _ = item.indices(count)
+                first = first + count if first < 0 else first
+                if not 0 <= first < count:
+                    raise IndexError(
+                        f"block slice start {item.start} out of bounds for dimension {dim} "
+                        f"with {count} block(s)"
+                    )
                 if stop <= first:
                     key.append(slice(0, 0))
                 else:
-                    start = self._raw.outer_chunk_bounds(dim, first)[0]
-                    key.append(slice(start, self._raw.outer_chunk_bounds(dim, stop - 1)[1]))
+                    key.append(slice(*self._raw.outer_block_span(dim, first, stop - 1)))
             else:
                 raise IndexError(
                     "unsupported selection item for block indexing; expected integer or slice, "
                     f"got {_short(item)}"
                 )
-        return tuple(key)
+        return (*key, Ellipsis)
 
     def _mask_key(self, selection: Any) -> np.ndarray:
         """zarr-python's mask selection: one Boolean array of the array's shape (alone or
@@ -653,7 +679,7 @@ class Array:
         prototype: Any = None,
     ) -> Any:
         """The values where ``mask`` (a Boolean array of the array's shape) is true, in C
-        order, as one dimension (zarr-python's name; ``a.vindex[mask]``). ``out`` as in
+        order, as one dimension (zarr-python's name; ``a[mask]``). ``out`` as in
         :meth:`get_basic_selection`, of one dimension."""
         _check_zarr_options(fields, prototype)
         return self._get(mask, "mask", out)
@@ -773,7 +799,8 @@ class Batch:
     """Writes staged in memory and applied together: each touched shard is read (if needed)
     once and written once. As a context manager it commits on a normal exit and writes
     nothing when the block raises. ``b[key] = v``, ``b.oindex[key] = v``,
-    ``b.vindex[key] = v`` stage writes as the array's own assignments do."""
+    ``b.vindex[key] = v``, ``b.blocks[key] = v`` stage writes as the array's own assignments
+    do."""
 
     def __init__(self, array: Array) -> None:
         self._array = array
