@@ -326,7 +326,8 @@ class Attributes(MutableMapping):
 
 
 class _Indexer:
-    """``a.oindex`` / ``a.vindex`` / ``a.blocks`` (and a batch's): ``[key]`` reads, ``[key] = v`` writes."""
+    """``a.oindex`` / ``a.vindex`` / ``a.blocks`` (and a batch's): ``[key]`` reads,
+    ``[key] = v`` writes."""
 
     def __init__(self, target: Any, mode: str) -> None:
         self._target = target

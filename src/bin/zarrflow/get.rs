@@ -93,8 +93,8 @@ const MAP_MIN_BYTES: u64 = 32 << 20;
 /// Reads `view` (of `size`-byte elements) into a new `.npy` file at `path`, whole or not at
 /// all: a result of [`MAP_MIN_BYTES`] or more straight into the mapped temporary file where
 /// it can be mapped (no result buffer, no copy into the page cache; its pages faulted in
-/// ahead by [`crate::prefault::Prefault`]), else through a buffer written out into space reserved first
-/// ([`crate::outfile::OutFile::reserve`]).
+/// ahead by [`crate::prefault::Prefault`]), else through a buffer written out, into space
+/// reserved first for a new file ([`crate::outfile::OutFile::reserve`]).
 async fn read_to_npy_file(
     view: &ArrayView,
     path: &Path,

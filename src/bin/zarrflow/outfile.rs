@@ -124,8 +124,9 @@ impl OutFile {
     /// with `FALLOC_FL_KEEP_SIZE`, Linux), so that a full disk (or quota) is an error before
     /// the content is read and written rather than midway (a file-size limit is not checked
     /// by a reservation that keeps the size: it still fails the write, which leaves no
-    /// partial file either), and the write that follows allocates no blocks of its own: writing the benchmark's 16 MiB sub-box into a
-    /// new ext4 file took ~0.5 ms less (`zarrflow get`, medians of 3 × 40 alternated runs).
+    /// partial file either), and the write that follows allocates no blocks of its own:
+    /// writing the benchmark's 16 MiB sub-box into a new ext4 file took ~0.5 ms less
+    /// (`zarrflow get`, medians of 3 × 40 alternated runs).
     /// Nothing is reserved where the output replaces an existing file (reserved blocks are
     /// not delayed allocation, which ext4's `auto_da_alloc` writes out when the rename
     /// replaces a file), where there is no temporary file, or where the file system or
