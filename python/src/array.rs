@@ -379,16 +379,11 @@ impl RawArray {
                 &format!("no blocks {first}..={last} along dimension {dim} (blocks: {counts:?})"),
             ));
         }
-        let grids = array
-            .chunk_grid()
-            .dimension_grids(shape)
-            .map_err(|(d, e)| errors::value_error(py, &format!("dimension {d}: {e}")))?;
-        let grid = &grids[dim];
-        let span = (|| {
+        let span = array.dimension_grid(dim).and_then(|grid| {
             let start = grid.chunk_offset(i64::try_from(first).ok()?).ok()?;
             let stop = grid.data_end(i64::try_from(last).ok()?).ok()?;
             Some((u64::try_from(start).ok()?, u64::try_from(stop).ok()?))
-        })();
+        });
         span.ok_or_else(|| {
             errors::value_error(
                 py,

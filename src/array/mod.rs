@@ -526,6 +526,12 @@ impl Array {
         self.metadata().chunk_grid()
     }
 
+    /// The planner's grid of dimension `dim` (the shard grid when sharded, else the chunk
+    /// grid), built once when the array was opened; `None` past the last dimension.
+    pub fn dimension_grid(&self, dim: usize) -> Option<&dyn DimensionGrid> {
+        self.shared.grids.get(dim).map(|g| g.as_ref())
+    }
+
     /// The codec chain, in canonical form (sharding's configuration holds its inner
     /// chains).
     pub fn codecs(&self) -> Vec<CodecSpec> {
