@@ -543,3 +543,53 @@ async fn diagonal_transforms_read_and_write_through_shards() {
     }
     assert_eq!(w, want);
 }
+
+/// Covering writes gather every inner chunk without padding into a reused buffer
+/// (`array/scratch.rs`): the edge chunks, whose padding lies beyond the array, must still
+/// start from the fill value, and nothing of an earlier chunk may reach another's bytes.
+#[tokio::test]
+async fn covering_writes_keep_fill_in_the_padding_of_edge_inner_chunks() {
+    let spec = ArraySpec::new(vec![7, 15], "uint16")
+        .shard_shape(vec![4, 8])
+        .inner_chunk_shape(vec![2, 4])
+        .fill_value(serde_json::json!(9))
+        .unwrap();
+    let (a, _) = setup(spec).await;
+    for round in 0..2u16 {
+        let values = ArrayD::from_shape_fn(IxDyn(&[7, 15]), |ix| {
+            (100 * (round + 1)) + (ix[0] * 15 + ix[1]) as u16
+        });
+        a.view().write(&values.view()).await.unwrap();
+        assert_eq!(a.view().read::<u16>().await.unwrap(), values);
+        let meta = a.metadata();
+        let sharding = meta.codecs().sharding().unwrap().clone();
+        for (sy, sx) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+            let key = format!("a/c/{sy}/{sx}");
+            let bytes = a.store().get(&StoreKey::new(&key).unwrap()).await.unwrap();
+            let codec = sharding.index_codec(&[4, 8]).unwrap();
+            let index = codec.decode_from_shard(&bytes, &key).unwrap();
+            for i in 0..4usize {
+                let Some(r) = index.get(i) else {
+                    panic!("{key}: inner chunk {i} missing")
+                };
+                let decoded = sharding
+                    .inner()
+                    .decode(
+                        &bytes[r.start as usize..r.end as usize],
+                        &[2, 4],
+                        meta.exec_data_type(),
+                        meta.exec_fill_value(),
+                        &key,
+                    )
+                    .unwrap();
+                let (iy, ix) = (i / 2, i % 2);
+                for (k, cell) in decoded.chunks_exact(2).enumerate() {
+                    let (y, x) = (sy * 4 + iy * 2 + k / 4, sx * 8 + ix * 4 + k % 4);
+                    let got = u16::from_ne_bytes([cell[0], cell[1]]);
+                    let want = if y < 7 && x < 15 { values[[y, x]] } else { 9 };
+                    assert_eq!(got, want, "{key} inner {i} cell {k} (round {round})");
+                }
+            }
+        }
+    }
+}

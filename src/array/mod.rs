@@ -45,6 +45,7 @@ mod read;
 mod result_buffer;
 mod retry;
 mod scatter;
+mod scratch;
 mod spawned;
 mod stream_store;
 

@@ -51,6 +51,7 @@ use super::key_locks::KeyGuard;
 use super::pool::{on_blocking, run_parallel};
 use super::retry::{MAX_UNKNOWN_OUTCOME_RETRIES, backoff};
 use super::scatter::Kernel;
+use super::scratch::Scratch;
 use super::spawned;
 use super::{ShardLayout, Shared};
 
@@ -356,6 +357,21 @@ impl Iterator for Targets<'_> {
         self.failed = target.is_err();
         Some(target)
     }
+}
+
+/// Whether `op` writes every cell of its chunk buffer: it covers the chunk (each valid
+/// cell once) and the chunk has no padding beyond the array's edge (every cell is valid),
+/// so the buffer's starting contents never reach the encoding.
+fn writes_every_cell(op: &ChunkOp) -> bool {
+    let cells = op
+        .chunk_shape
+        .iter()
+        .try_fold(1u64, |n, &c| n.checked_mul(c));
+    let visited = op.axes.iter().try_fold(1u64, |n, a| n.checked_mul(a.count));
+    op.coverage == Coverage::Full
+        && op.data_shape == op.chunk_shape
+        && cells.is_some()
+        && visited == cells
 }
 
 /// Applies the operations of some writes to one chunk buffer, in order.
@@ -747,19 +763,28 @@ async fn write_shard(
                 let covered = ops.iter().any(|(_, op)| op.coverage == Coverage::Full);
                 let old = stored(i);
                 let decoded = !covered && old.is_some();
-                let mut buf = match old {
-                    Some(b) if !covered => {
-                        let coords = crate::codec::block::unravel(i as u64, &cps);
-                        let name = format!("{} inner chunk {coords:?}", key.as_str());
-                        inner.decode(&b, inner_shape, dt, fv, &name)?
-                    }
-                    _ => fill.clone(),
-                };
-                apply(writes, &ops, &mut buf, elem)?;
-                let enc = if keep_empty {
-                    Some(inner.encode(&buf, inner_shape, dt, fv)?)
+                // a chunk whose every cell (padding too) a write overwrites starts from
+                // this thread's scratch buffer, neither filled nor allocated
+                let (mut owned, mut scratch);
+                let buf: &mut [u8] = if ops.iter().any(|(_, op)| writes_every_cell(op)) {
+                    scratch = Scratch::take(fill.len());
+                    &mut scratch
                 } else {
-                    inner.encode_elide(&buf, inner_shape, dt, fv)?
+                    owned = match old {
+                        Some(b) if !covered => {
+                            let coords = crate::codec::block::unravel(i as u64, &cps);
+                            let name = format!("{} inner chunk {coords:?}", key.as_str());
+                            inner.decode(&b, inner_shape, dt, fv, &name)?
+                        }
+                        _ => fill.clone(),
+                    };
+                    &mut owned
+                };
+                apply(writes, &ops, buf, elem)?;
+                let enc = if keep_empty {
+                    Some(inner.encode(buf, inner_shape, dt, fv)?)
+                } else {
+                    inner.encode_elide(buf, inner_shape, dt, fv)?
                 };
                 tracing::trace!(
                     key = %key,
