@@ -326,7 +326,15 @@ pub(crate) fn group_packed(
     }
     let digit_mask = (1u64 << low_digit) - 1;
     let mut next = vec![0usize; 1 << low_digit];
-    let mut sorted: Vec<u64> = Vec::new();
+    // one buffer as long as the largest bucket: each bucket's counting sort writes every
+    // slot of its prefix, so nothing is cleared between buckets
+    let largest = starts
+        .iter()
+        .zip(&counts)
+        .map(|(&start, &end)| end - start)
+        .max()
+        .unwrap_or(0);
+    let mut sorted = vec![0u64; largest];
     for (b, (&start, &end)) in starts.iter().zip(&counts).enumerate() {
         let bucket = &scattered[start..end];
         match bucket {
@@ -350,14 +358,13 @@ pub(crate) fn group_packed(
                 runs.push((((b as u64) << low_digit) | d as u64, start + at));
             }
         }
-        sorted.clear();
-        sorted.resize(bucket.len(), 0);
+        let sorted = &mut sorted[..bucket.len()];
         for &w in bucket {
             let slot = &mut next[((w >> low_bits) & digit_mask) as usize];
             sorted[*slot] = w;
             *slot += 1;
         }
-        emit(&sorted);
+        emit(sorted);
         next.fill(0);
     }
     Grouped {
