@@ -2,7 +2,8 @@
 //!
 //! A chunk operation is a product of loop axes; each axis moves by a fixed element step in
 //! the chunk and in the result (a run) or visits a list of coordinates (points). The kernel
-//! merges axes that are contiguous in both buffers and copies whole runs with `memcpy`;
+//! merges axes that are contiguous in both buffers and copies whole runs with `memcpy`, or
+//! as constant-length copies where every run has one common small length (`copy_runs!`);
 //! every offset range is checked against both buffers before any byte moves.
 
 use crate::index::shape::c_strides;
@@ -62,10 +63,10 @@ impl Steps {
 
 /// Walks `kernel`'s runs (see [`Kernel::walk`]) from chunk offset `kernel.base` and result
 /// offset `dst` (elements), calling `$copy(chunk_byte, result_byte, run_bytes)` for each.
-/// `$run` is every run's length in bytes ([`Kernel::run_bytes`]): where it is a common
-/// small size, the closure is instantiated with that length as a constant, so each copy
+/// `$run` is every run's length in bytes ([`Kernel::run_bytes`]): where it is a power of
+/// two up to 256, the closure is instantiated with that length as a constant, so each copy
 /// compiles to a few vector moves rather than a call into `memcpy` (a whole-array write
-/// copies 4 Mi runs of 64 bytes; the calls took about half of that copy's time).
+/// copies 4 Mi runs of 64 bytes).
 macro_rules! copy_runs {
     ($kernel:expr, $run:expr, $dst:expr, $elem:expr, |$s:ident, $d:ident, $n:ident| $copy:expr) => {{
         let (kernel, run, elem): (&Kernel, usize, usize) = (&$kernel, $run, $elem);
@@ -79,6 +80,7 @@ macro_rules! copy_runs {
             };
         }
         match run {
+            1 => with_len!(1),
             2 => with_len!(2),
             4 => with_len!(4),
             8 => with_len!(8),

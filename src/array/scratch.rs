@@ -1,12 +1,22 @@
-//! A per-thread buffer for chunks whose every cell a write overwrites.
+//! A per-thread buffer for inner chunks that a write overwrites completely.
 //!
-//! A fully covered inner chunk needs no starting contents: filling a fresh buffer with
-//! the fill value only to overwrite it copied every byte of a whole-array write once more
-//! (a 64 KiB clone per inner chunk, as much memory traffic as the gather itself). Such a
-//! chunk is gathered into this thread's buffer instead, reused from one chunk to the next.
+//! A covered inner chunk without padding needs no starting contents: filling a fresh buffer
+//! with the fill value only to overwrite it copied every byte of a whole-array write once
+//! more (a 64 KiB clone per inner chunk, as much memory traffic as copying the values in).
+//! Such a chunk's values are written into this thread's buffer instead, reused from one
+//! chunk to the next.
+//!
+//! Memory kept: one buffer per thread that wrote such a chunk, as large as the largest of
+//! them, and none larger than [`KEPT_SCRATCH_BYTES`] (a larger one is freed after use).
 
 use std::cell::RefCell;
 use std::ops::{Deref, DerefMut};
+
+use crate::codec::CodecError;
+use crate::codec::bounds::try_resize;
+
+/// The largest buffer a thread keeps between chunks (as the read path's kept buffers).
+pub(super) const KEPT_SCRATCH_BYTES: usize = 16 << 20;
 
 thread_local! {
     /// The buffer, between two chunks on this thread.
@@ -19,15 +29,15 @@ thread_local! {
 pub(super) struct Scratch(Vec<u8>);
 
 impl Scratch {
-    /// Takes this thread's buffer, sized to `len` bytes (a caller checks `len` against its
-    /// bounds first: it is a chunk's size in memory).
-    pub(super) fn take(len: usize) -> Scratch {
+    /// Takes this thread's buffer, sized to `len` bytes; growing it is a fallible
+    /// allocation (`OutOfMemory` naming `key`).
+    pub(super) fn take(len: usize, key: &str) -> Result<Scratch, CodecError> {
         let mut buf = BUFFER.with(|b| std::mem::take(&mut *b.borrow_mut()));
         if buf.len() != len {
             buf.clear();
-            buf.resize(len, 0);
+            try_resize(&mut buf, len as u64, key)?;
         }
-        Scratch(buf)
+        Ok(Scratch(buf))
     }
 }
 
@@ -48,6 +58,9 @@ impl DerefMut for Scratch {
 impl Drop for Scratch {
     fn drop(&mut self) {
         let buf = std::mem::take(&mut self.0);
+        if buf.capacity() > KEPT_SCRATCH_BYTES {
+            return;
+        }
         // `try_with`: a drop during the thread's teardown keeps nothing
         let _ = BUFFER.try_with(|b| *b.borrow_mut() = buf);
     }
@@ -60,11 +73,11 @@ mod tests {
     #[test]
     fn the_buffer_is_reused_and_resized() {
         let first = {
-            let mut s = Scratch::take(16);
+            let mut s = Scratch::take(16, "t").unwrap();
             s[..].fill(7);
             s.as_ptr()
         };
-        let again = Scratch::take(16);
+        let again = Scratch::take(16, "t").unwrap();
         assert_eq!(
             again.as_ptr(),
             first,
@@ -72,8 +85,24 @@ mod tests {
         );
         assert_eq!(&again[..], &[7u8; 16][..], "left as the last chunk left it");
         drop(again);
-        let other = Scratch::take(8);
+        let other = Scratch::take(8, "t").unwrap();
         assert_eq!(other.len(), 8);
         assert_eq!(&other[..], &[0u8; 8][..], "a new size starts zeroed");
+    }
+
+    #[test]
+    fn a_buffer_over_the_cap_is_not_kept() {
+        drop(Scratch::take(KEPT_SCRATCH_BYTES + 1, "t").unwrap());
+        assert_eq!(BUFFER.with(|b| b.borrow().capacity()), 0);
+        drop(Scratch::take(64, "t").unwrap());
+        assert!(BUFFER.with(|b| b.borrow().capacity()) >= 64);
+    }
+
+    #[test]
+    fn an_impossible_size_is_an_error_not_an_abort() {
+        assert!(matches!(
+            Scratch::take(usize::MAX / 2, "t"),
+            Err(CodecError::OutOfMemory { .. })
+        ));
     }
 }

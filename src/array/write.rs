@@ -359,19 +359,16 @@ impl Iterator for Targets<'_> {
     }
 }
 
-/// Whether `op` writes every cell of its chunk buffer: it covers the chunk (each valid
-/// cell once) and the chunk has no padding beyond the array's edge (every cell is valid),
-/// so the buffer's starting contents never reach the encoding.
-fn writes_every_cell(op: &ChunkOp) -> bool {
-    let cells = op
+/// Whether `op` writes every cell of a chunk buffer of `cells` cells: it covers its chunk
+/// (each valid cell once, `Coverage::Full`), the chunk has no padding beyond the array's
+/// edge (every cell is valid), and the chunk is that buffer's. The buffer's starting
+/// contents then never reach the encoding, whatever other operations apply before or after.
+fn writes_every_cell(op: &ChunkOp, cells: u64) -> bool {
+    let chunk_cells = op
         .chunk_shape
         .iter()
         .try_fold(1u64, |n, &c| n.checked_mul(c));
-    let visited = op.axes.iter().try_fold(1u64, |n, a| n.checked_mul(a.count));
-    op.coverage == Coverage::Full
-        && op.data_shape == op.chunk_shape
-        && cells.is_some()
-        && visited == cells
+    op.coverage == Coverage::Full && op.data_shape == op.chunk_shape && chunk_cells == Some(cells)
 }
 
 /// Applies the operations of some writes to one chunk buffer, in order.
@@ -705,8 +702,8 @@ async fn write_shard(
     };
     // A synchronous step per shard, parallel within: the touched inner chunks are lowered
     // in ascending order, [`INNER_BATCH`] at a time; each starts from its decoded bytes
-    // (only when touched but not fully covered) or the fill value, gets the writes and is
-    // encoded; the batch then goes into the shard's pieces, after the untouched inner
+    // (only when touched but not fully covered), the fill value or, written whole without
+    // padding, this thread's scratch buffer (`scratch.rs`), gets the writes and is encoded; the batch then goes into the shard's pieces, after the untouched inner
     // chunks before it (slices of the stored shard, so copied byte for byte). No piece is
     // copied to assemble the shard: the PUT stores the pieces in order (before, a serial
     // copy of every encoding into one buffer took ~10% of a whole-array write). Memory
@@ -715,7 +712,8 @@ async fn write_shard(
     let inner = layout.sharding.inner();
     let (dt, fv) = (meta.exec_data_type(), meta.exec_fill_value());
     let inner_shape = &layout.inner_chunk_shape;
-    let fill = try_fill_bytes(fv, cell_count(inner_shape) as u64, elem, key.as_str())?;
+    let cells = cell_count(inner_shape) as u64;
+    let fill = try_fill_bytes(fv, cells, elem, key.as_str())?;
     let keep_empty = shared.options.store_empty_chunks;
     let cps = codec.chunks_per_shard().to_vec();
     // an inner chunk's stored bytes: a slice of the stored shard (shared, not copied)
@@ -763,11 +761,12 @@ async fn write_shard(
                 let covered = ops.iter().any(|(_, op)| op.coverage == Coverage::Full);
                 let old = stored(i);
                 let decoded = !covered && old.is_some();
-                // a chunk whose every cell (padding too) a write overwrites starts from
-                // this thread's scratch buffer, neither filled nor allocated
+                // a chunk that one write covers and that has no padding
+                // (`writes_every_cell`) starts from this thread's scratch buffer, neither
+                // filled nor allocated
                 let (mut owned, mut scratch);
-                let buf: &mut [u8] = if ops.iter().any(|(_, op)| writes_every_cell(op)) {
-                    scratch = Scratch::take(fill.len());
+                let buf: &mut [u8] = if ops.iter().any(|(_, op)| writes_every_cell(op, cells)) {
+                    scratch = Scratch::take(fill.len(), key.as_str())?;
                     &mut scratch
                 } else {
                     owned = match old {
@@ -921,4 +920,49 @@ async fn write_whole(
         lock,
     )
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(chunk: &[u64], data: &[u64], coverage: Coverage) -> ChunkOp {
+        ChunkOp {
+            row: vec![0],
+            chunk_coords: vec![0; chunk.len()],
+            chunk_start: vec![0; chunk.len()],
+            chunk_shape: chunk.to_vec(),
+            data_shape: data.to_vec(),
+            base_local: vec![0; chunk.len()],
+            axes: Vec::new(),
+            result_shape: data.to_vec(),
+            coverage,
+        }
+    }
+
+    #[test]
+    fn only_a_covered_chunk_without_padding_of_the_buffer_is_written_whole() {
+        assert!(writes_every_cell(&op(&[2, 4], &[2, 4], Coverage::Full), 8));
+        // padding beyond the array's edge keeps the fill value
+        assert!(!writes_every_cell(&op(&[2, 4], &[1, 4], Coverage::Full), 8));
+        // not covered, or not proven covered
+        assert!(!writes_every_cell(
+            &op(&[2, 4], &[2, 4], Coverage::Partial),
+            8
+        ));
+        assert!(!writes_every_cell(
+            &op(&[2, 4], &[2, 4], Coverage::Unknown),
+            8
+        ));
+        // a chunk that is not the buffer's
+        assert!(!writes_every_cell(
+            &op(&[2, 4], &[2, 4], Coverage::Full),
+            16
+        ));
+        // a shape whose cells overflow
+        assert!(!writes_every_cell(
+            &op(&[u64::MAX, 2], &[u64::MAX, 2], Coverage::Full),
+            0
+        ));
+    }
 }

@@ -9,10 +9,11 @@
 //! sequentially. Used when the grid is regular with 32-bit arithmetic (the chunk-local
 //! coordinate is the division remainder) and the three fields fit 64 bits. On the planning
 //! benchmark's unsorted case (10^6 points, 10^5 chunks) it takes about 15% less CPU than the
-//! counting sort; counting every key in the first pass (up to 2^18 keys), so that buckets are
-//! not counted again, took another ~10% off. Correlated arrays ([`JointSet`](super::JointSet)) keep the counting sort:
-//! over the benchmark's 10^4 chunks tuples its write heads fit in L2, and a packed version
-//! measured slower.
+//! counting sort; counting every key in the first pass (up to 2^18 keys), so that buckets
+//! are not counted again, took another ~10% off. Correlated arrays
+//! ([`JointSet`](super::JointSet)) keep the counting sort: over the benchmark's 10^4 chunks
+//! tuples its write heads fit in L2, and a packed version measured slower (again with the
+//! per-key first pass: 11 ms against 6-7 ms).
 
 use super::indexed::DivU32;
 use crate::grid::{DimensionGrid, GridError};
@@ -20,8 +21,8 @@ use crate::grid::{DimensionGrid, GridError};
 /// The widest radix digit (2,048 buckets: their counters stay in L1, their write heads in L2).
 const MAX_DIGIT_BITS: u32 = 11;
 
-/// The widest key for which the first pass keeps a counter per key (2^18 `u32`s, 1 MiB:
-/// in L2).
+/// The widest key for which the first pass keeps a counter per key (2^18 `u32`s, 1 MiB: in
+/// the L2 of current server CPUs, else in L3).
 const MAX_KEY_COUNTER_BITS: u32 = 18;
 
 /// Bits needed to hold every value in `0..=max`.
@@ -238,8 +239,9 @@ const BLOCK: usize = 2048;
 ///
 /// Dense keys (`range` at most about 4n) take a most-significant-digit radix pass into as few
 /// buckets as keep their write heads in cache, then a counting sort of each bucket in cache
-/// (at most [`MAX_DIGIT_BITS`] bits each); sparse keys are sorted as whole words; grouped
-/// keys are only emitted.
+/// (at most [`MAX_DIGIT_BITS`] bits each; up to [`MAX_KEY_COUNTER_BITS`] key bits, the first
+/// pass counts every key, and each bucket is scattered through those counts without a count
+/// of its own); sparse keys are sorted as whole words; grouped keys are only emitted.
 pub(crate) fn group_packed(
     n: usize,
     mut fill: impl FnMut(usize, &mut [u64]),
