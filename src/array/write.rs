@@ -703,7 +703,8 @@ async fn write_shard(
     // A synchronous step per shard, parallel within: the touched inner chunks are lowered
     // in ascending order, [`INNER_BATCH`] at a time; each starts from its decoded bytes
     // (only when touched but not fully covered), the fill value or, written whole without
-    // padding, this thread's scratch buffer (`scratch.rs`), gets the writes and is encoded; the batch then goes into the shard's pieces, after the untouched inner
+    // padding, this thread's scratch buffer (`scratch.rs`), gets the writes and is
+    // encoded; the batch then goes into the shard's pieces, after the untouched inner
     // chunks before it (slices of the stored shard, so copied byte for byte). No piece is
     // copied to assemble the shard: the PUT stores the pieces in order (before, a serial
     // copy of every encoding into one buffer took ~10% of a whole-array write). Memory
