@@ -49,6 +49,7 @@ use super::pool::{
 };
 use super::retry::{MAX_CONFLICT_ATTEMPTS, backoff};
 use super::scatter::{Kernel, joins_chain};
+use super::scratch::with_kept_buffer;
 use super::stream_store;
 use super::{ShardLayout, Shared, inner_chunk_index};
 
@@ -92,14 +93,12 @@ enum EncodedBytes {
     },
 }
 
-/// Encoded bytes read from a file by a copy thread: reused from chunk to chunk, given back
-/// when a chunk larger than this left it grown.
-const KEPT_ENCODED_BUFFER: usize = 16 << 20;
-
 thread_local! {
     /// Chunks a copy thread decodes before copying their cells into the result (kept
     /// like [`ENCODED_BUFFER`]).
     static DECODED_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Encoded bytes a copy thread reads from a file, reused from chunk to chunk
+    /// ([`with_kept_buffer`]).
     static ENCODED_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
@@ -115,22 +114,6 @@ impl EncodedBytes {
             }),
         }
     }
-}
-
-/// Runs `f` with this thread's reused buffer in `slot`, given back afterwards when `f` left
-/// it larger than [`KEPT_ENCODED_BUFFER`].
-fn with_kept_buffer<R>(
-    slot: &'static std::thread::LocalKey<std::cell::RefCell<Vec<u8>>>,
-    f: impl FnOnce(&mut Vec<u8>) -> Result<R>,
-) -> Result<R> {
-    slot.with(|buf| {
-        let mut buf = buf.borrow_mut();
-        let out = f(&mut buf);
-        if buf.capacity() > KEPT_ENCODED_BUFFER {
-            *buf = Vec::new();
-        }
-        out
-    })
 }
 
 /// How the stored chunks of one kind (the array's chunks, or a shard's inner chunks)

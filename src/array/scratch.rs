@@ -1,29 +1,48 @@
-//! A per-thread buffer for inner chunks that a write overwrites completely.
+//! Per-thread buffers reused from one chunk to the next.
 //!
-//! A covered inner chunk without padding needs no starting contents: filling a fresh buffer
-//! with the fill value only to overwrite it copied every byte of a whole-array write once
-//! more (a 64 KiB clone per inner chunk, as much memory traffic as copying the values in).
-//! Such a chunk's values are written into this thread's buffer instead, reused from one
-//! chunk to the next.
+//! The read path's copy threads keep their encoded and decoded chunk buffers in slots of
+//! their own ([`with_kept_buffer`]). A write's covered inner chunk without padding needs no
+//! starting contents: filling a fresh buffer with the fill value only to overwrite it copied
+//! every byte of a whole-array write once more (a 64 KiB clone per inner chunk, as much
+//! memory traffic as copying the values in). Such a chunk's values are written into this
+//! thread's [`Scratch`] instead.
 //!
-//! Memory kept: one buffer per thread that wrote such a chunk, as large as the largest of
-//! them, and none larger than [`KEPT_SCRATCH_BYTES`] (a larger one is freed after use).
+//! Memory kept: one buffer per slot and thread, as large as the largest chunk it held, none
+//! larger than [`KEPT_BUFFER_BYTES`] (a larger one is freed after use).
 
 use std::cell::RefCell;
 use std::ops::{Deref, DerefMut};
+use std::thread::LocalKey;
 
+use super::error::Result;
 use crate::codec::CodecError;
 use crate::codec::bounds::try_resize;
 
-/// The largest buffer a thread keeps between chunks (as the read path's kept buffers).
-pub(super) const KEPT_SCRATCH_BYTES: usize = 16 << 20;
+/// The largest buffer a thread keeps between chunks.
+pub(super) const KEPT_BUFFER_BYTES: usize = 16 << 20;
+
+/// Runs `f` with this thread's reused buffer in `slot`, given back afterwards when `f` left
+/// it larger than [`KEPT_BUFFER_BYTES`].
+pub(super) fn with_kept_buffer<R>(
+    slot: &'static LocalKey<RefCell<Vec<u8>>>,
+    f: impl FnOnce(&mut Vec<u8>) -> Result<R>,
+) -> Result<R> {
+    slot.with(|buf| {
+        let mut buf = buf.borrow_mut();
+        let out = f(&mut buf);
+        if buf.capacity() > KEPT_BUFFER_BYTES {
+            *buf = Vec::new();
+        }
+        out
+    })
+}
 
 thread_local! {
     /// The buffer, between two chunks on this thread.
     static BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
-/// This thread's buffer of `len` bytes, whose contents are left from an earlier chunk (or
+/// This thread's write buffer of `len` bytes, whose contents are left from an earlier chunk (or
 /// zero): the caller overwrites every byte before reading any. Returned to the thread on
 /// drop.
 pub(super) struct Scratch(Vec<u8>);
@@ -58,7 +77,7 @@ impl DerefMut for Scratch {
 impl Drop for Scratch {
     fn drop(&mut self) {
         let buf = std::mem::take(&mut self.0);
-        if buf.capacity() > KEPT_SCRATCH_BYTES {
+        if buf.capacity() > KEPT_BUFFER_BYTES {
             return;
         }
         // `try_with`: a drop during the thread's teardown keeps nothing
@@ -92,7 +111,7 @@ mod tests {
 
     #[test]
     fn a_buffer_over_the_cap_is_not_kept() {
-        drop(Scratch::take(KEPT_SCRATCH_BYTES + 1, "t").unwrap());
+        drop(Scratch::take(KEPT_BUFFER_BYTES + 1, "t").unwrap());
         assert_eq!(BUFFER.with(|b| b.borrow().capacity()), 0);
         drop(Scratch::take(64, "t").unwrap());
         assert!(BUFFER.with(|b| b.borrow().capacity()) >= 64);

@@ -148,11 +148,7 @@ impl OutFile {
         #[cfg(target_os = "linux")]
         {
             use std::os::fd::AsRawFd;
-            let Ok(len) = libc::off_t::try_from(len) else {
-                return Err(CliError::new(format!(
-                    "writing {shown}: {len} bytes are more than this system's files hold"
-                )));
-            };
+            let len = file_length(shown, len)?;
             if len == 0 {
                 return Ok(());
             }
@@ -191,11 +187,9 @@ impl OutFile {
         if len == 0 {
             return Ok(None);
         }
-        let (Ok(len_off), Ok(len_usize)) = (libc::off_t::try_from(len), usize::try_from(len))
-        else {
-            return Err(CliError::new(format!(
-                "writing {shown}: {len} bytes are more than this system's files hold"
-            )));
+        let len_off = file_length(&shown, len)?;
+        let Ok(len_usize) = usize::try_from(len) else {
+            return Err(too_long(&shown, len));
         };
         #[cfg(target_os = "linux")]
         {
@@ -286,4 +280,17 @@ fn temp_builder() -> tempfile::Builder<'static, 'static> {
         builder.permissions(fs::Permissions::from_mode(0o666));
     }
     builder
+}
+
+/// `len` as a file length (`off_t`), or the error naming `shown` when files here cannot
+/// be that long.
+fn file_length(shown: &str, len: u64) -> Result<libc::off_t> {
+    libc::off_t::try_from(len).map_err(|_| too_long(shown, len))
+}
+
+/// The error of an output of `len` bytes longer than this system's files or memory hold.
+fn too_long(shown: &str, len: u64) -> CliError {
+    CliError::new(format!(
+        "writing {shown}: {len} bytes are more than this system's files hold"
+    ))
 }
