@@ -375,8 +375,14 @@ impl Kernel {
     /// at most [`MAX_ROW_CHAIN`], each [`streams_rows`](Self::streams_rows)) from `chunks`
     /// (one decoded chunk each) into `piece`, the part of the result starting at element
     /// `start`, a result row at a time: the row's runs are gathered into a buffer on the
-    /// stack (rows of at most [`MAX_ROW_BYTES`]) and stored with
-    /// [`stream_store::copy_streaming`]. The chain is checked to be one, and every kernel
+    /// stack (rows of at most [`MAX_ROW_BYTES`]) and its whole 64-byte lines stored with
+    /// streaming stores ([`stream_store::copy_streaming_but_tail`]). The bytes after a
+    /// row's last whole line wait for the next row: where it starts right after them (the
+    /// rows of a read whose width is the array's), they and its first bytes are one line,
+    /// streamed whole, so a result that is not 64-byte aligned (as `malloc` returns large
+    /// buffers) costs one line stored in part per run of adjacent rows, not one per row;
+    /// the bytes before a row's first line boundary and any left at the end are stored as
+    /// usual. The chain is checked to be one, and every kernel
     /// against its chunk and the piece, as [`gather_into_piece`](Self::gather_into_piece)
     /// checks it, before any byte moves. The caller fences
     /// ([`stream_store::FenceOnDrop`]) before the result is read elsewhere.
@@ -408,32 +414,50 @@ impl Kernel {
                 return Ok(());
             }
         }
-        let mut staging = Staging([0; MAX_ROW_BYTES]);
+        let mut staging = Staging([0; STAGING_BYTES]);
         let mut srcs = [0i64; MAX_ROW_CHAIN];
         for (s, k) in srcs.iter_mut().zip(kernels) {
             *s = k.base;
         }
+        // The bytes after the last whole line of the previous row, not yet stored: at the
+        // front of `staging`, for the result bytes from `carry_at` on (`carry` of them).
+        // A row that starts where they end completes their line, which is then streamed
+        // whole; any other row (or the end) stores them as they are.
+        let (mut carry_at, mut carry) = (0usize, 0usize);
         walk_rows(kernels, 0, &srcs, -(start as i64), &mut |srcs, dst| {
-            let mut at = 0;
             let mut first = None;
+            let row_at = |first: Option<i64>| first.unwrap_or(0) as usize * elem;
+            // the row's first result byte, known before its runs are gathered
+            if let Some(Steps::Affine { dst: d0, .. }) = kernels[0].axes.last() {
+                first = Some(dst + d0);
+            }
+            let d = row_at(first);
+            let joined = carry > 0 && carry_at + carry == d;
+            if carry > 0 && !joined {
+                piece[carry_at..carry_at + carry].copy_from_slice(&staging.0[..carry]);
+                carry = 0;
+            }
+            let from = if joined { carry } else { 0 };
+            let mut at = from;
             for (j, k) in kernels.iter().enumerate() {
-                if let Some(Steps::Affine {
-                    count,
-                    src,
-                    dst: d0,
-                    ..
-                }) = k.axes.last()
-                {
-                    first.get_or_insert(dst + d0);
+                if let Some(Steps::Affine { count, src, .. }) = k.axes.last() {
                     let s = (srcs[j] + src) as usize * elem;
                     let n = count * elem;
                     staging.0[at..at + n].copy_from_slice(&chunks[j][s..s + n]);
                     at += n;
                 }
             }
-            let d = first.unwrap_or(0) as usize * elem;
-            stream_store::copy_streaming(&mut piece[d..d + at], &staging.0[..at]);
+            let begin = if joined { carry_at } else { d };
+            let kept = stream_store::copy_streaming_but_tail(
+                &mut piece[begin..begin + at],
+                &staging.0[..at],
+            );
+            staging.0.copy_within(at - kept..at, 0);
+            (carry_at, carry) = (begin + at - kept, kept);
         });
+        if carry > 0 {
+            piece[carry_at..carry_at + carry].copy_from_slice(&staging.0[..carry]);
+        }
         Ok(())
     }
 
@@ -631,9 +655,12 @@ pub(crate) fn joins_chain(
         && row.saturating_add(next.row_bytes(elem)) <= MAX_ROW_BYTES
 }
 
+/// Bytes of [`Staging`]: a row and the unstored end of the row before it (less than a line).
+const STAGING_BYTES: usize = MAX_ROW_BYTES + stream_store::LINE;
+
 /// The staging buffer of a streamed row, line-aligned.
 #[repr(align(64))]
-struct Staging([u8; MAX_ROW_BYTES]);
+struct Staging([u8; STAGING_BYTES]);
 
 /// Calls `f(chunk_offsets, result_offset)` for every row of a chain of kernels (see
 /// [`Kernel::gather_rows_streaming`]): the offsets before the innermost axis's own, one

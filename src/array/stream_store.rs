@@ -40,6 +40,32 @@ pub fn copy_streaming(dst: &mut [u8], src: &[u8]) {
     dst_tail.copy_from_slice(src_tail);
 }
 
+/// Copies `src` into `dst` (equal lengths) as [`copy_streaming`] does, except the bytes
+/// after the last whole line of `dst`: those are left unstored and their count returned,
+/// for the caller to store later, together with what follows them in the result, as the
+/// start of a line (see [`super::scatter::Kernel::gather_rows_streaming`]). Where `dst`
+/// ends before its first line boundary, everything is stored and 0 returned.
+#[inline]
+pub(crate) fn copy_streaming_but_tail(dst: &mut [u8], src: &[u8]) -> usize {
+    assert_eq!(dst.len(), src.len(), "a streamed copy of unequal lengths");
+    let addr = dst.as_ptr() as usize;
+    let head = addr.next_multiple_of(LINE) - addr;
+    if head >= dst.len() {
+        dst.copy_from_slice(src);
+        return 0;
+    }
+    let lines = (dst.len() - head) / LINE;
+    let body_end = head + lines * LINE;
+    dst[..head].copy_from_slice(&src[..head]);
+    for (d, s) in dst[head..body_end]
+        .chunks_exact_mut(LINE)
+        .zip(src[head..body_end].chunks_exact(LINE))
+    {
+        store_line(d, s);
+    }
+    dst.len() - body_end
+}
+
 /// Stores the 64 bytes of `src` into the 64-byte-aligned line `dst`.
 #[inline(always)]
 #[allow(unsafe_code)]
@@ -101,6 +127,48 @@ pub fn fence() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_copy_but_its_tail_stores_all_but_the_bytes_after_the_last_whole_line() {
+        let src: Vec<u8> = (0..700u32).map(|i| (i * 7 + 3) as u8).collect();
+        let mut buf = vec![0xEEu8; 1024];
+        let base = buf.as_ptr() as usize;
+        for offset in 0..LINE + 3 {
+            for len in [
+                0, 1, 15, 16, 47, 48, 49, 63, 64, 65, 127, 128, 129, 300, 640,
+            ] {
+                buf.fill(0xEE);
+                let kept = copy_streaming_but_tail(&mut buf[offset..offset + len], &src[..len]);
+                fence();
+                let end = base + offset + len;
+                let first_boundary = (base + offset).next_multiple_of(LINE);
+                let expect = if first_boundary >= end {
+                    0
+                } else {
+                    end - (end / LINE * LINE).max(first_boundary)
+                };
+                assert_eq!(kept, expect, "{offset} {len}");
+                let stored = len - kept;
+                assert_eq!(
+                    &buf[offset..offset + stored],
+                    &src[..stored],
+                    "{offset} {len}"
+                );
+                assert!(
+                    buf[offset + stored..].iter().all(|&b| b == 0xEE),
+                    "{offset} {len}: the kept tail and beyond untouched"
+                );
+                assert!(buf[..offset].iter().all(|&b| b == 0xEE), "{offset} {len}");
+                if kept > 0 {
+                    assert_eq!(
+                        (base + offset + stored) % LINE,
+                        0,
+                        "a kept tail starts a line"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn every_alignment_and_length_copies_exactly() {
