@@ -117,7 +117,10 @@ mod tests {
         for t in threads {
             t.join().unwrap();
         }
-        assert_eq!(most.load(Ordering::SeqCst), 2);
+        // never more than the limit inside (whether the threads ever overlapped is up to
+        // the scheduler; that two fit at once is shown next)
+        let most = most.load(Ordering::SeqCst);
+        assert!((1..=2).contains(&most), "{most} inside at once");
         // two passes held: a third thread waits, and closing sends it away
         let a = gate.enter().unwrap();
         let b = gate.enter().unwrap();
