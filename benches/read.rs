@@ -803,8 +803,8 @@ impl DecodeFloor {
 /// What read all does besides decoding, each part alone on `threads` threads (best of
 /// `reps`): `touch`, the first write into every page of a fresh result-sized buffer, advised
 /// onto huge pages as zarrflow's results are (the kernel zeroes each page it hands out);
-/// `store`, the whole result written into that buffer, its pages present, with streaming
-/// stores zarrflow's reads use (`copy_streaming`) from a reused 64 KiB chunk;
+/// `store`, the whole result written into that buffer, its pages present, with the
+/// streaming line stores zarrflow's reads use (`copy_streaming`) from a reused 64 KiB chunk;
 /// `load`, the stored shard files read into reused buffers (from the page cache, as the
 /// benchmark's reads find them). Set against the decode floor, they account for the time
 /// read all takes beyond it: on 2 cores and no idle one, they overlap the decoding only

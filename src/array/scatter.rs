@@ -376,13 +376,14 @@ impl Kernel {
     /// (one decoded chunk each) into `piece`, the part of the result starting at element
     /// `start`, a result row at a time: the row's runs are gathered into a buffer on the
     /// stack (rows of at most [`MAX_ROW_BYTES`]) and its whole 64-byte lines stored with
-    /// streaming stores ([`stream_store::copy_streaming_but_tail`]). The bytes after a
-    /// row's last whole line wait for the next row: where it starts right after them (the
-    /// rows of a read whose width is the array's), they and its first bytes are one line,
-    /// streamed whole, so a result that is not 64-byte aligned (as `malloc` returns large
-    /// buffers) costs one line stored in part per run of adjacent rows, not one per row;
-    /// the bytes before a row's first line boundary and any left at the end are stored as
-    /// usual. The chain is checked to be one, and every kernel
+    /// streaming stores ([`stream_store::copy_streaming_keeping_tail`]). A row's bytes from
+    /// its last line boundary on wait for the next row: where that row starts right after
+    /// them (when the chain spans the result's whole width, so that its rows follow each
+    /// other), it continues their line, and whole lines are streamed. A result that is not
+    /// 64-byte aligned (as `malloc` returns large buffers) thus costs one line stored in
+    /// part per run of adjacent rows of a chain, not one per row; the bytes before a row's
+    /// first line boundary, and any waiting when the next row does not follow or the chain
+    /// ends, are stored as usual. The chain is checked to be one, and every kernel
     /// against its chunk and the piece, as [`gather_into_piece`](Self::gather_into_piece)
     /// checks it, before any byte moves. The caller fences
     /// ([`stream_store::FenceOnDrop`]) before the result is read elsewhere.
@@ -414,49 +415,29 @@ impl Kernel {
                 return Ok(());
             }
         }
-        let mut staging = Staging([0; STAGING_BYTES]);
-        let mut srcs = [0i64; MAX_ROW_CHAIN];
-        for (s, k) in srcs.iter_mut().zip(kernels) {
-            *s = k.base;
-        }
-        // The bytes after the last whole line of the previous row, not yet stored: at the
-        // front of `staging`, for the result bytes from `carry_at` on (`carry` of them).
-        // A row that starts where they end completes their line, which is then streamed
-        // whole; any other row (or the end) stores them as they are.
-        let (mut carry_at, mut carry) = (0usize, 0usize);
-        walk_rows(kernels, 0, &srcs, -(start as i64), &mut |srcs, dst| {
-            let mut first = None;
-            let row_at = |first: Option<i64>| first.unwrap_or(0) as usize * elem;
-            // the row's first result byte, known before its runs are gathered
-            if let Some(Steps::Affine { dst: d0, .. }) = kernels[0].axes.last() {
-                first = Some(dst + d0);
-            }
-            let d = row_at(first);
-            let joined = carry > 0 && carry_at + carry == d;
-            if carry > 0 && !joined {
-                piece[carry_at..carry_at + carry].copy_from_slice(&staging.0[..carry]);
-                carry = 0;
-            }
-            let from = if joined { carry } else { 0 };
-            let mut at = from;
-            for (j, k) in kernels.iter().enumerate() {
-                if let Some(Steps::Affine { count, src, .. }) = k.axes.last() {
-                    let s = (srcs[j] + src) as usize * elem;
-                    let n = count * elem;
-                    staging.0[at..at + n].copy_from_slice(&chunks[j][s..s + n]);
-                    at += n;
-                }
-            }
-            let begin = if joined { carry_at } else { d };
-            let kept = stream_store::copy_streaming_but_tail(
-                &mut piece[begin..begin + at],
-                &staging.0[..at],
-            );
-            staging.0.copy_within(at - kept..at, 0);
-            (carry_at, carry) = (begin + at - kept, kept);
-        });
-        if carry > 0 {
-            piece[carry_at..carry_at + carry].copy_from_slice(&staging.0[..carry]);
+        // the row's first result element is the first kernel's (streams_rows: every last
+        // axis is affine)
+        let Some(Steps::Affine { dst: first, .. }) = kernels[0].axes.last() else {
+            return Err(bad("an operation that is no loop of short runs"));
+        };
+        // every share of a row one length, known when compiled: inline moves, no `memcpy`
+        let share = kernels[0].row_bytes(elem);
+        let run = if kernels.iter().all(|k| k.row_bytes(elem) == share) {
+            share
+        } else {
+            0
+        };
+        let rows = StreamedRows {
+            kernels,
+            chunks,
+            elem,
+            first: *first,
+        };
+        match run {
+            32 => rows.copy::<32>(piece, start),
+            64 => rows.copy::<64>(piece, start),
+            128 => rows.copy::<128>(piece, start),
+            _ => rows.copy::<0>(piece, start),
         }
         Ok(())
     }
@@ -655,10 +636,69 @@ pub(crate) fn joins_chain(
         && row.saturating_add(next.row_bytes(elem)) <= MAX_ROW_BYTES
 }
 
+/// A checked chain of [`Kernel::gather_rows_streaming`], copied a result row at a time.
+struct StreamedRows<'a> {
+    kernels: &'a [&'a Kernel],
+    chunks: &'a [&'a [u8]],
+    elem: usize,
+    /// The result offset (elements) of a row's first element past its outer loops' offset.
+    first: i64,
+}
+
+impl StreamedRows<'_> {
+    /// Copies every row into `piece` (the result from element `start` on). `RUN`: the
+    /// bytes every kernel contributes to a row, or 0 when they differ (each its own then).
+    fn copy<const RUN: usize>(&self, piece: &mut [u8], start: usize) {
+        let (kernels, chunks, elem) = (self.kernels, self.chunks, self.elem);
+        let mut staging = Staging([0; STAGING_BYTES]);
+        let mut srcs = [0i64; MAX_ROW_CHAIN];
+        for (s, k) in srcs.iter_mut().zip(kernels) {
+            *s = k.base;
+        }
+        // The bytes after the last whole line of the previous row, not yet stored: at the
+        // front of `staging`, for the result bytes from `carry_at` on (`carry` of them).
+        // A row that starts where they end continues their line (its whole lines are
+        // streamed); before any other row, and at the end, they are stored as they are.
+        let (mut carry_at, mut carry) = (0usize, 0usize);
+        walk_rows(kernels, 0, &srcs, -(start as i64), &mut |srcs, dst| {
+            let d = (dst + self.first) as usize * elem;
+            let joined = carry > 0 && carry_at + carry == d;
+            #[cfg(test)]
+            if joined {
+                tests::JOINED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            if carry > 0 && !joined {
+                piece[carry_at..carry_at + carry].copy_from_slice(&staging.0[..carry]);
+                carry = 0;
+            }
+            let mut at = carry;
+            for (j, k) in kernels.iter().enumerate() {
+                if let Some(Steps::Affine { count, src, .. }) = k.axes.last() {
+                    let s = (srcs[j] + src) as usize * elem;
+                    debug_assert!(RUN == 0 || RUN == count * elem);
+                    let n = if RUN > 0 { RUN } else { count * elem };
+                    staging.0[at..at + n].copy_from_slice(&chunks[j][s..s + n]);
+                    at += n;
+                }
+            }
+            let begin = d - carry;
+            let kept = stream_store::copy_streaming_keeping_tail(
+                &mut piece[begin..begin + at],
+                &staging.0[..at],
+            );
+            staging.0.copy_within(at - kept..at, 0);
+            (carry_at, carry) = (begin + at - kept, kept);
+        });
+        if carry > 0 {
+            piece[carry_at..carry_at + carry].copy_from_slice(&staging.0[..carry]);
+        }
+    }
+}
+
 /// Bytes of [`Staging`]: a row and the unstored end of the row before it (less than a line).
 const STAGING_BYTES: usize = MAX_ROW_BYTES + stream_store::LINE;
 
-/// The staging buffer of a streamed row, line-aligned.
+/// The staging buffer of a streamed row and the previous row's unstored end, line-aligned.
 #[repr(align(64))]
 struct Staging([u8; STAGING_BYTES]);
 
@@ -822,6 +862,12 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+
+    /// Rows [`Kernel::gather_rows_streaming`] joined to the previous row's unstored end, in
+    /// this test binary (every test's: that it grows shows joins were made, most likely by
+    /// the test that looks).
+    pub(super) static JOINED: std::sync::atomic::AtomicUsize =
+        std::sync::atomic::AtomicUsize::new(0);
     use crate::grid::{DimensionGrid, RegularGrid};
     use crate::index::{Dialect, IndexTransform, Selection, SelectionMode};
     use crate::plan::plan_chunks;
@@ -991,6 +1037,7 @@ mod tests {
             // in the order of their first result byte, as copy rounds sort them
             let mut order: Vec<usize> = (0..ks.len()).collect();
             order.sort_by_key(|&i| ks[i].1.dest_bounds().map(|b| b.0));
+            let joined_before = JOINED.load(std::sync::atomic::Ordering::Relaxed);
             for shift in [0, 1, 16, 48, 63] {
                 // a piece starting `shift` bytes past a line boundary
                 let mut backing = vec![0u8; result + 2 * stream_store::LINE];
@@ -1026,6 +1073,14 @@ mod tests {
                 if !sel.contains("::") {
                     assert!(chained > 0, "{sel}: no chain of x-neighbours was found");
                 }
+            }
+            let width = *shape.last().unwrap() as usize * elem;
+            if sel == "..." && width <= MAX_ROW_BYTES {
+                // whole-width chains: rows follow each other, and some end mid-line
+                assert!(
+                    JOINED.load(std::sync::atomic::Ordering::Relaxed) > joined_before,
+                    "{shape:?} {chunks:?}: no row continued the previous row's line"
+                );
             }
         }
     }

@@ -40,13 +40,14 @@ pub fn copy_streaming(dst: &mut [u8], src: &[u8]) {
     dst_tail.copy_from_slice(src_tail);
 }
 
-/// Copies `src` into `dst` (equal lengths) as [`copy_streaming`] does, except the bytes
-/// after the last whole line of `dst`: those are left unstored and their count returned,
-/// for the caller to store later, together with what follows them in the result, as the
-/// start of a line (see [`super::scatter::Kernel::gather_rows_streaming`]). Where `dst`
-/// ends before its first line boundary, everything is stored and 0 returned.
+/// Copies `src` into `dst` (equal lengths) as [`copy_streaming`] does, except for `dst`'s
+/// last bytes from its last line boundary on: those are left unstored and their count
+/// (less than [`LINE`]) returned, for the caller to store later as the start of a line,
+/// together with what follows them in the result (see
+/// [`super::scatter::Kernel::gather_rows_streaming`]). Where `dst` ends at or before its
+/// first line boundary, everything is stored and 0 returned.
 #[inline]
-pub(crate) fn copy_streaming_but_tail(dst: &mut [u8], src: &[u8]) -> usize {
+pub(crate) fn copy_streaming_keeping_tail(dst: &mut [u8], src: &[u8]) -> usize {
     assert_eq!(dst.len(), src.len(), "a streamed copy of unequal lengths");
     let addr = dst.as_ptr() as usize;
     let head = addr.next_multiple_of(LINE) - addr;
@@ -138,15 +139,12 @@ mod tests {
                 0, 1, 15, 16, 47, 48, 49, 63, 64, 65, 127, 128, 129, 300, 640,
             ] {
                 buf.fill(0xEE);
-                let kept = copy_streaming_but_tail(&mut buf[offset..offset + len], &src[..len]);
+                let kept = copy_streaming_keeping_tail(&mut buf[offset..offset + len], &src[..len]);
                 fence();
                 let end = base + offset + len;
                 let first_boundary = (base + offset).next_multiple_of(LINE);
-                let expect = if first_boundary >= end {
-                    0
-                } else {
-                    end - (end / LINE * LINE).max(first_boundary)
-                };
+                // the bytes from the last line boundary on, when there is one inside
+                let expect = if first_boundary >= end { 0 } else { end % LINE };
                 assert_eq!(kept, expect, "{offset} {len}");
                 let stored = len - kept;
                 assert_eq!(
