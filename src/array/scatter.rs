@@ -655,7 +655,7 @@ impl StreamedRows<'_> {
         for (s, k) in srcs.iter_mut().zip(kernels) {
             *s = k.base;
         }
-        // The bytes after the last whole line of the previous row, not yet stored: at the
+        // The previous row's bytes from its last line boundary on, not yet stored: at the
         // front of `staging`, for the result bytes from `carry_at` on (`carry` of them).
         // A row that starts where they end continues their line (its whole lines are
         // streamed); before any other row, and at the end, they are stored as they are.
@@ -862,15 +862,15 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::grid::{DimensionGrid, RegularGrid};
+    use crate::index::{Dialect, IndexTransform, Selection, SelectionMode};
+    use crate::plan::plan_chunks;
 
     /// Rows [`Kernel::gather_rows_streaming`] joined to the previous row's unstored end, in
     /// this test binary (every test's: that it grows shows joins were made, most likely by
     /// the test that looks).
     pub(super) static JOINED: std::sync::atomic::AtomicUsize =
         std::sync::atomic::AtomicUsize::new(0);
-    use crate::grid::{DimensionGrid, RegularGrid};
-    use crate::index::{Dialect, IndexTransform, Selection, SelectionMode};
-    use crate::plan::plan_chunks;
 
     /// `row_offsets` against the plain formula (the sum over `dims` of coordinate times
     /// stride) for 0 to 3 dimensions and 0, 1 and 5 rows, and its error on coordinates that

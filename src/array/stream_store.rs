@@ -130,7 +130,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_copy_but_its_tail_stores_all_but_the_bytes_after_the_last_whole_line() {
+    fn a_copy_keeping_its_tail_stores_all_but_the_bytes_from_the_last_line_boundary_on() {
         let src: Vec<u8> = (0..700u32).map(|i| (i * 7 + 3) as u8).collect();
         let mut buf = vec![0xEEu8; 1024];
         let base = buf.as_ptr() as usize;
