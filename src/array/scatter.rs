@@ -1085,6 +1085,91 @@ mod tests {
         }
     }
 
+    /// Copies `ks` (of `elem`-byte cells) as `read::copy_ops` does, into a piece `shift`
+    /// bytes past a line boundary, whole and from the second half of the operations on;
+    /// both against per-chunk copies.
+    fn check_chained_against_per_chunk(
+        ks: &[(Vec<i64>, Kernel)],
+        cells: usize,
+        elem: usize,
+        shift: usize,
+    ) -> std::result::Result<(), String> {
+        let result: usize = ks.iter().map(|(_, k)| k.cells()).sum::<usize>() * elem;
+        let buffers: Vec<Vec<u8>> = ks
+            .iter()
+            .map(|(c, _)| chunk_bytes(c, cells, elem))
+            .collect();
+        let mut order: Vec<usize> = (0..ks.len()).collect();
+        order.sort_by_key(|&i| ks[i].1.dest_bounds().map(|b| b.0));
+        let mut backing = vec![0u8; result + 2 * stream_store::LINE];
+        let at = (backing.as_ptr() as usize).next_multiple_of(stream_store::LINE)
+            - backing.as_ptr() as usize
+            + shift;
+        let piece = &mut backing[at..at + result];
+        for from in [0, order.len() / 2] {
+            let ids = &order[from..];
+            let Some(&first_op) = ids.first() else {
+                continue;
+            };
+            let first = ks[first_op].1.dest_bounds().map_or(0, |b| b.0) as usize;
+            let mut want = vec![0u8; result - first * elem];
+            for &o in ids {
+                ks[o]
+                    .1
+                    .gather_into_piece(&buffers[o], &mut want, first, elem)
+                    .unwrap();
+            }
+            let piece = &mut piece[first * elem..];
+            piece.fill(0);
+            copy_in_chains(ks, &buffers, ids, piece, first, elem);
+            stream_store::fence();
+            if piece != &want[..] {
+                return Err(format!("from operation {from} (element {first})"));
+            }
+        }
+        Ok(())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        /// Any box, strided or reversed per axis, of 1 to 3 dimensions, cells of 1 to 8
+        /// bytes, into a piece at any offset from a line boundary: streamed chains (with
+        /// their rows' line ends carried to the next row) write what per-chunk copies do.
+        #[test]
+        fn streamed_chains_of_any_box_write_what_per_chunk_copies_write(
+            dims in proptest::collection::vec(
+                (1u64..=24, 1u64..=24, 0u64..=24, 0u64..=24, 0usize..3),
+                1..=3,
+            ),
+            elem in proptest::sample::select(vec![1usize, 2, 4, 8]),
+            shift in 0usize..64,
+        ) {
+            let shape: Vec<u64> = dims.iter().map(|d| d.0).collect();
+            let chunks: Vec<u64> = dims.iter().map(|d| d.1.min(d.0)).collect();
+            let sel: Vec<String> = dims
+                .iter()
+                .map(|&(n, _, a, b, how)| {
+                    let (a, b) = (a.min(n), b.min(n));
+                    let (lo, hi) = (a.min(b), a.max(b));
+                    match how {
+                        0 => format!("{lo}:{hi}"),
+                        1 => format!("{lo}:{hi}:2"),
+                        _ => "::-1".to_string(),
+                    }
+                })
+                .collect();
+            let sel = sel.join(", ");
+            let ks = kernels(&shape, &chunks, &sel, SelectionMode::Basic);
+            let cells = chunks.iter().product::<u64>() as usize;
+            let checked = check_chained_against_per_chunk(&ks, cells, elem, shift);
+            proptest::prop_assert!(
+                checked.is_ok(),
+                "{shape:?} {chunks:?} [{sel}] elem {elem} shift {shift}: {checked:?}"
+            );
+        }
+    }
+
     #[test]
     fn only_row_continuations_chain_and_bad_chains_are_errors() {
         // 2-D box: chunk (0, 0) is continued by (0, 1), never by (1, 0) or by itself
