@@ -1024,52 +1024,10 @@ mod tests {
         for (shape, chunks, sel, elem) in cases {
             let ks = kernels(shape, chunks, sel, SelectionMode::Basic);
             let cells: usize = chunks.iter().product::<u64>() as usize;
-            let result: usize = ks.iter().map(|(_, k)| k.cells()).sum::<usize>() * elem;
-            let buffers: Vec<Vec<u8>> = ks
-                .iter()
-                .map(|(c, _)| chunk_bytes(c, cells, elem))
-                .collect();
-            // what one copy per chunk writes
-            let mut want = vec![0u8; result];
-            for ((_, k), b) in ks.iter().zip(&buffers) {
-                k.gather_into_piece(b, &mut want, 0, elem).unwrap();
-            }
-            // in the order of their first result byte, as copy rounds sort them
-            let mut order: Vec<usize> = (0..ks.len()).collect();
-            order.sort_by_key(|&i| ks[i].1.dest_bounds().map(|b| b.0));
             let joined_before = JOINED.load(std::sync::atomic::Ordering::Relaxed);
             for shift in [0, 1, 16, 48, 63] {
-                // a piece starting `shift` bytes past a line boundary
-                let mut backing = vec![0u8; result + 2 * stream_store::LINE];
-                let at = (backing.as_ptr() as usize).next_multiple_of(stream_store::LINE)
-                    - backing.as_ptr() as usize
-                    + shift;
-                let piece = &mut backing[at..at + result];
-                let chained = copy_in_chains(&ks, &buffers, &order, piece, 0, elem);
-                stream_store::fence();
-                assert!(
-                    piece == &want[..],
-                    "{shape:?} {chunks:?} {sel} shift {shift}"
-                );
-                // the second half of the operations into a piece that starts at the first
-                // element they write
-                let tail = &order[order.len() / 2..];
-                let first = ks[tail[0]].1.dest_bounds().map_or(0, |b| b.0) as usize;
-                let mut per_chunk = vec![0u8; result - first * elem];
-                for &o in tail {
-                    ks[o]
-                        .1
-                        .gather_into_piece(&buffers[o], &mut per_chunk, first, elem)
-                        .unwrap();
-                }
-                let piece = &mut piece[first * elem..];
-                piece.fill(0);
-                copy_in_chains(&ks, &buffers, tail, piece, first, elem);
-                stream_store::fence();
-                assert!(
-                    piece == &per_chunk[..],
-                    "{sel} from element {first}, shift {shift}"
-                );
+                let chained = check_chained_against_per_chunk(&ks, cells, elem, shift)
+                    .unwrap_or_else(|e| panic!("{shape:?} {chunks:?} {sel} shift {shift}: {e}"));
                 if !sel.contains("::") {
                     assert!(chained > 0, "{sel}: no chain of x-neighbours was found");
                 }
@@ -1087,13 +1045,14 @@ mod tests {
 
     /// Copies `ks` (of `elem`-byte cells) as `read::copy_ops` does, into a piece `shift`
     /// bytes past a line boundary, whole and from the second half of the operations on;
-    /// both against per-chunk copies.
+    /// both against per-chunk copies. Returns how many chains of 2 or more the whole copy
+    /// made.
     fn check_chained_against_per_chunk(
         ks: &[(Vec<i64>, Kernel)],
         cells: usize,
         elem: usize,
         shift: usize,
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<usize, String> {
         let result: usize = ks.iter().map(|(_, k)| k.cells()).sum::<usize>() * elem;
         let buffers: Vec<Vec<u8>> = ks
             .iter()
@@ -1106,6 +1065,7 @@ mod tests {
             - backing.as_ptr() as usize
             + shift;
         let piece = &mut backing[at..at + result];
+        let mut whole_chains = 0;
         for from in [0, order.len() / 2] {
             let ids = &order[from..];
             let Some(&first_op) = ids.first() else {
@@ -1121,13 +1081,16 @@ mod tests {
             }
             let piece = &mut piece[first * elem..];
             piece.fill(0);
-            copy_in_chains(ks, &buffers, ids, piece, first, elem);
+            let chained = copy_in_chains(ks, &buffers, ids, piece, first, elem);
             stream_store::fence();
             if piece != &want[..] {
                 return Err(format!("from operation {from} (element {first})"));
             }
+            if from == 0 {
+                whole_chains = chained;
+            }
         }
-        Ok(())
+        Ok(whole_chains)
     }
 
     proptest::proptest! {
