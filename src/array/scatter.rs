@@ -61,39 +61,73 @@ impl Steps {
     }
 }
 
+/// Evaluates `$body` with `$len` a constant equal to `$run` where `$run` (bytes) is a power
+/// of two from 1 to 256, one instantiation per length, so that copies of that length
+/// compile to a few vector moves rather than a call into `memcpy`; else `$other`.
+macro_rules! with_run_len {
+    ($run:expr, |$len:ident| $body:expr, else $other:expr) => {
+        match $run {
+            1 => {
+                const $len: usize = 1;
+                $body
+            }
+            2 => {
+                const $len: usize = 2;
+                $body
+            }
+            4 => {
+                const $len: usize = 4;
+                $body
+            }
+            8 => {
+                const $len: usize = 8;
+                $body
+            }
+            16 => {
+                const $len: usize = 16;
+                $body
+            }
+            32 => {
+                const $len: usize = 32;
+                $body
+            }
+            64 => {
+                const $len: usize = 64;
+                $body
+            }
+            128 => {
+                const $len: usize = 128;
+                $body
+            }
+            256 => {
+                const $len: usize = 256;
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+
 /// Walks `kernel`'s runs (see [`Kernel::walk`]) from chunk offset `kernel.base` and result
 /// offset `dst` (elements), calling `$copy(chunk_byte, result_byte, run_bytes)` for each.
-/// `$run` is every run's length in bytes ([`Kernel::run_bytes`]): where it is a power of
-/// two up to 256, the closure is instantiated with that length as a constant, so each copy
-/// compiles to a few vector moves rather than a call into `memcpy` (a whole-array write
-/// copies 4 Mi runs of 64 bytes).
+/// `$run` is every run's length in bytes ([`Kernel::run_bytes`]), compiled in as a
+/// constant where `with_run_len!` takes it (a whole-array write copies 4 Mi runs of 64
+/// bytes).
 macro_rules! copy_runs {
     ($kernel:expr, $run:expr, $dst:expr, $elem:expr, |$s:ident, $d:ident, $n:ident| $copy:expr) => {{
-        let (kernel, run, elem): (&Kernel, usize, usize) = (&$kernel, $run, $elem);
-        macro_rules! with_len {
-            ($len:expr) => {
-                kernel.walk(0, kernel.base, $dst, &mut |s, d, n| {
-                    debug_assert_eq!(n * elem, $len);
-                    let ($s, $d, $n) = (s as usize * elem, d as usize * elem, $len);
-                    $copy
-                })
-            };
-        }
-        match run {
-            1 => with_len!(1),
-            2 => with_len!(2),
-            4 => with_len!(4),
-            8 => with_len!(8),
-            16 => with_len!(16),
-            32 => with_len!(32),
-            64 => with_len!(64),
-            128 => with_len!(128),
-            256 => with_len!(256),
-            _ => kernel.walk(0, kernel.base, $dst, &mut |s, d, n| {
-                let ($s, $d, $n) = (s as usize * elem, d as usize * elem, n * elem);
+        let (kernel, elem): (&Kernel, usize) = (&$kernel, $elem);
+        with_run_len!(
+            $run,
+            |LEN| kernel.walk(0, kernel.base, $dst, &mut |s, d, n| {
+                debug_assert_eq!(n * elem, LEN);
+                let ($s, $d, $n) = (s as usize * elem, d as usize * elem, LEN);
                 $copy
             }),
-        }
+            else kernel.walk(0, kernel.base, $dst, &mut |s, d, n| {
+                let ($s, $d, $n) = (s as usize * elem, d as usize * elem, n * elem);
+                $copy
+            })
+        )
     }};
 }
 
@@ -420,7 +454,7 @@ impl Kernel {
         let Some(Steps::Affine { dst: first, .. }) = kernels[0].axes.last() else {
             return Err(bad("an operation that is no loop of short runs"));
         };
-        // every share of a row one length, known when compiled: inline moves, no `memcpy`
+        // every share of a row one length: compiled in where `with_run_len!` takes it
         let share = kernels[0].row_bytes(elem);
         let run = if kernels.iter().all(|k| k.row_bytes(elem) == share) {
             share
@@ -433,12 +467,11 @@ impl Kernel {
             elem,
             first: *first,
         };
-        match run {
-            32 => rows.copy::<32>(piece, start),
-            64 => rows.copy::<64>(piece, start),
-            128 => rows.copy::<128>(piece, start),
-            _ => rows.copy::<0>(piece, start),
-        }
+        with_run_len!(
+            run,
+            |LEN| rows.copy::<LEN>(piece, start),
+            else rows.copy::<0>(piece, start)
+        );
         Ok(())
     }
 

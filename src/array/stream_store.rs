@@ -21,23 +21,9 @@ pub(crate) const LINE: usize = 64;
 /// stores (off x86-64, an ordinary copy). Call [`fence`] before another thread reads `dst`.
 #[inline]
 pub fn copy_streaming(dst: &mut [u8], src: &[u8]) {
-    assert_eq!(dst.len(), src.len(), "a streamed copy of unequal lengths");
-    let addr = dst.as_ptr() as usize;
-    let head = (addr.next_multiple_of(LINE) - addr).min(dst.len());
-    let lines = (dst.len() - head) / LINE;
-    if lines == 0 {
-        dst.copy_from_slice(src);
-        return;
-    }
-    let (dst_head, rest) = dst.split_at_mut(head);
-    let (src_head, src_rest) = src.split_at(head);
-    dst_head.copy_from_slice(src_head);
-    let (body, dst_tail) = rest.split_at_mut(lines * LINE);
-    let (src_body, src_tail) = src_rest.split_at(lines * LINE);
-    for (d, s) in body.chunks_exact_mut(LINE).zip(src_body.chunks_exact(LINE)) {
-        store_line(d, s);
-    }
-    dst_tail.copy_from_slice(src_tail);
+    let kept = copy_streaming_keeping_tail(dst, src);
+    let tail = dst.len() - kept;
+    dst[tail..].copy_from_slice(&src[tail..]);
 }
 
 /// Copies `src` into `dst` (equal lengths) as [`copy_streaming`] does, except for `dst`'s

@@ -25,6 +25,17 @@ const MAX_DIGIT_BITS: u32 = 11;
 /// the L2 of current server CPUs, else in L3).
 const MAX_KEY_COUNTER_BITS: u32 = 18;
 
+/// Turns counts into the starts of their groups laid end to end (an exclusive prefix sum,
+/// CSR offsets).
+fn counts_to_starts<T: Copy + Default + std::ops::AddAssign>(counts: &mut [T]) {
+    let mut acc = T::default();
+    for c in counts.iter_mut() {
+        let count = *c;
+        *c = acc;
+        acc += count;
+    }
+}
+
 /// Bits needed to hold every value in `0..=max`.
 pub(crate) fn bits(max: u64) -> u32 {
     u64::BITS - max.leading_zeros()
@@ -314,24 +325,14 @@ pub(crate) fn group_packed(
         };
     }
     if per_key {
-        // key starts (CSR, within `n`, so in `u32`); a bucket starts where its first key does
-        let mut acc = 0u32;
-        for c in key_counts.iter_mut() {
-            let count = *c;
-            *c = acc;
-            acc += count;
-        }
+        // key starts (within `n`, so in `u32`); a bucket starts where its first key does
+        counts_to_starts(&mut key_counts);
         for (b, c) in counts.iter_mut().enumerate() {
             *c = key_counts[b << low_digit] as usize;
         }
     } else {
-        // Bucket starts (CSR) of the first level.
-        let mut acc = 0usize;
-        for c in counts.iter_mut() {
-            let count = *c;
-            *c = acc;
-            acc += count;
-        }
+        // bucket starts of the first level
+        counts_to_starts(&mut counts);
     }
     let starts = counts.clone();
     let mut scattered = vec![0u64; n];
