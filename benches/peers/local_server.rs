@@ -5,6 +5,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use hyper::body::Incoming;
 use hyper::{Request, Response};
@@ -15,6 +16,7 @@ use hyper_util::server::conn::auto::Builder as ConnBuilder;
 pub struct LocalServer {
     /// The address it listens on.
     pub addr: SocketAddr,
+    thread_name: String,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
@@ -44,7 +46,7 @@ impl LocalServer {
             loop {
                 let Ok((socket, _)) = listener.accept().await else {
                     // out of file descriptors, say: wait rather than spin
-                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    tokio::time::sleep(Duration::from_millis(10)).await;
                     continue;
                 };
                 let _ = socket.set_nodelay(true);
@@ -63,8 +65,33 @@ impl LocalServer {
         });
         LocalServer {
             addr,
+            thread_name: thread_name.to_string(),
             runtime: Some(runtime),
         }
+    }
+
+    /// The CPU time the server's threads have used so far, from
+    /// `/proc/self/task/*/schedstat` (zero where that is not available): the part of the
+    /// process's CPU time that is the server's, not the client's.
+    pub fn cpu(&self) -> Duration {
+        let mut total = 0u64;
+        for task in std::fs::read_dir("/proc/self/task")
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let named = std::fs::read_to_string(task.path().join("comm"))
+                .is_ok_and(|c| c.trim_end() == self.thread_name);
+            if !named {
+                continue;
+            }
+            // "time on CPU (ns) time waiting (ns) timeslices"
+            total += std::fs::read_to_string(task.path().join("schedstat"))
+                .ok()
+                .and_then(|s| s.split(' ').next()?.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+        Duration::from_nanos(total)
     }
 }
 

@@ -34,8 +34,11 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode, header};
 
+#[path = "byte_range.rs"]
+mod byte_range;
 #[path = "local_server.rs"]
 mod local_server;
+use byte_range::{Ranged, byte_range};
 use local_server::LocalServer;
 
 /// Requests answered, by method.
@@ -74,7 +77,7 @@ pub struct S3LatencyServer {
     /// `http://127.0.0.1:PORT`
     pub endpoint: String,
     state: Arc<State>,
-    _server: LocalServer,
+    server: LocalServer,
 }
 
 impl S3LatencyServer {
@@ -109,7 +112,7 @@ impl S3LatencyServer {
         S3LatencyServer {
             endpoint: format!("http://{}", server.addr),
             state,
-            _server: server,
+            server,
         }
     }
 
@@ -129,28 +132,10 @@ impl S3LatencyServer {
         }
     }
 
-    /// The CPU time the server's threads have used so far, in nanoseconds from
-    /// `/proc/self/task/*/schedstat` (zero where that is not available): the part of the
-    /// process's CPU time that is the server's, not the client's.
+    /// The CPU time the server's threads have used so far: the part of the process's CPU
+    /// time that is the server's, not the client's.
     pub fn cpu(&self) -> Duration {
-        let mut total = 0u64;
-        for task in std::fs::read_dir("/proc/self/task")
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let named = std::fs::read_to_string(task.path().join("comm"))
-                .is_ok_and(|c| c.trim_end() == THREAD_NAME);
-            if !named {
-                continue;
-            }
-            // "time on CPU (ns) time waiting (ns) timeslices"
-            total += std::fs::read_to_string(task.path().join("schedstat"))
-                .ok()
-                .and_then(|s| s.split(' ').next()?.parse::<u64>().ok())
-                .unwrap_or(0);
-        }
-        Duration::from_nanos(total)
+        self.server.cpu()
     }
 
     /// The stored bytes of objects whose keys start with `prefix` (`BUCKET/KEY...`).
@@ -252,43 +237,6 @@ fn query(req: &Request<Vec<u8>>, name: &str) -> Option<String> {
 /// A header's value, when it is text.
 fn header_str(req: &Request<Vec<u8>>, name: header::HeaderName) -> Option<&str> {
     req.headers().get(name).and_then(|v| v.to_str().ok())
-}
-
-/// What a `Range` header asks of an object.
-enum Ranged {
-    /// The whole object (no header, or one S3 ignores: not one `bytes=a-b` range, `b < a`).
-    Whole,
-    /// Bytes `[start, end)`.
-    Part(u64, u64),
-    /// A range that starts past the end (416).
-    Unsatisfiable,
-}
-
-/// The byte range a `Range` header asks of an object of `len` bytes.
-fn byte_range(spec: Option<&str>, len: u64) -> Ranged {
-    let parsed = || -> Option<(Option<u64>, Option<u64>)> {
-        let (a, b) = spec?.strip_prefix("bytes=")?.split_once('-')?;
-        let num = |t: &str| -> Option<Option<u64>> {
-            if t.is_empty() {
-                Some(None)
-            } else {
-                t.parse().ok().map(Some)
-            }
-        };
-        Some((num(a)?, num(b)?))
-    };
-    match parsed() {
-        Some((None, Some(n))) if n > 0 => match len {
-            0 => Ranged::Unsatisfiable,
-            _ => Ranged::Part(len.saturating_sub(n), len),
-        },
-        Some((Some(a), b)) if b.is_none_or(|b| b >= a) => match a < len {
-            true => Ranged::Part(a, b.map_or(len, |b| (b + 1).min(len))),
-            false => Ranged::Unsatisfiable,
-        },
-        Some((None, Some(_))) => Ranged::Unsatisfiable,
-        _ => Ranged::Whole,
-    }
 }
 
 /// The answer to one request (its body read whole).
