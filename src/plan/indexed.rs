@@ -432,24 +432,20 @@ impl IndexedSet {
             );
         };
         let (local_mask, pos_mask) = ((1u64 << local_bits) - 1, (1u64 << pos_bits) - 1);
-        let mut local: Vec<i64> = Vec::with_capacity(n);
         let mut positions: Vec<u32> = Vec::with_capacity(n);
-        let grouped = group_packed(n, fill, low, range, |words| {
-            local.extend(words.iter().map(|&w| (w & local_mask) as i64));
+        let grouped = group_packed(n, fill, low, range, |words, local| {
+            for (l, &w) in local.iter_mut().zip(words) {
+                *l = (w & local_mask) as i64;
+            }
             positions.extend(words.iter().map(|&w| ((w >> local_bits) & pos_mask) as u32));
         });
-        self.local = local;
+        self.local = grouped.column;
         // Chunk-sorted keys (unsorted values within chunks) keep the identity order.
         if !grouped.identity {
             self.positions = Some(positions);
         }
-        let runs = grouped.runs;
-        self.reserve_rows(runs.len());
-        for &(key, end) in &runs {
-            // The local coordinates are already relative to the chunk's start.
-            self.push_chunk(idmin + key as i64, grid)?;
-            self.pointer.push(end);
-        }
+        // The local coordinates are already relative to the chunk's start.
+        self.push_regular_runs(&grouped.runs, idmin, grid)?;
         Ok(true)
     }
 
@@ -647,6 +643,41 @@ impl IndexedSet {
             self.pointer.push(end);
             j0 = end;
         }
+        Ok(())
+    }
+
+    /// One row per run of grouped points (`(key, end)` in ascending key order, chunk id
+    /// `idmin + key`) on a regular grid, column by column: the first and last touched chunks
+    /// are looked up (checked), and every chunk between them lies inside the grid at a whole
+    /// chunk's extent, so their starts follow from the first's without further checks. Only
+    /// the last touched chunk can be cut short by the grid's end.
+    fn push_regular_runs(
+        &mut self,
+        runs: &[(u64, usize)],
+        idmin: i64,
+        grid: &RegularGrid,
+    ) -> Result<()> {
+        let Some(&(last_key, _)) = runs.last() else {
+            return Ok(());
+        };
+        let e = grid_err(self.dim);
+        let (first_start, _, size) = grid.chunk_span(idmin).map_err(&e)?;
+        let last = (idmin as i128 + last_key as i128) as i64;
+        let (_, last_extent, _) = grid.chunk_span(last).map_err(&e)?;
+        self.reserve_rows(runs.len());
+        // exact: each start lies between the first's and the last's, both in i64
+        let step = size as i64;
+        self.chunk
+            .extend(runs.iter().map(|&(key, _)| idmin.wrapping_add(key as i64)));
+        self.chunk_start.extend(
+            runs.iter()
+                .map(|&(key, _)| first_start.wrapping_add((key as i64).wrapping_mul(step))),
+        );
+        self.chunk_extent
+            .extend(std::iter::repeat_n(size, runs.len() - 1).chain([last_extent]));
+        self.chunk_size
+            .extend(std::iter::repeat_n(size, runs.len()));
+        self.pointer.extend(runs.iter().map(|&(_, end)| end));
         Ok(())
     }
 
