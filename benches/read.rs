@@ -1062,7 +1062,8 @@ async fn zs_async_gather(a: &AsyncArr, points: &[Point], spawn: bool) -> Vec<u16
 /// `--profile CASE LIB [REPS]`: runs one case of one library `REPS` times (default 20) on the
 /// full-size data in `ZARRFLOW_BENCH_DATA` (generated if missing) and prints each time with
 /// the process's CPU time during it (with `ZARRFLOW_BENCH_HTTP_DELAY_MS`, that includes the
-/// delaying server's threads, which run in this process), for `perf record`. CASE: `all`,
+/// delaying server's threads, which run in this process, and their part is printed too),
+/// for `perf record`. CASE: `all`,
 /// `sub`, `gather`; LIB: `zarrflow`, `zarrs-sync`. `ZARRFLOW_BENCH_CONCURRENCY` /
 /// `ZARRFLOW_BENCH_DECODE_THREADS` override zarrflow's request concurrency and decode
 /// threads.
@@ -1120,7 +1121,10 @@ fn profile(args: &[String]) {
                 .retrieve_array_subset(&ArraySubset::new_with_ranges(&boxed))
                 .unwrap(),
         });
-        let server_cpu = server.as_ref().map_or(Duration::ZERO, |s| s.cpu()) - server_cpu_before;
+        let server_cpu = server
+            .as_ref()
+            .map_or(Duration::ZERO, |s| s.cpu())
+            .saturating_sub(server_cpu_before);
         println!(
             "{case} {lib}: {:.1} ms (CPU {:.1} ms, of which the server's {:.1} ms)",
             wall.as_secs_f64() * 1e3,

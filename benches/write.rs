@@ -33,8 +33,8 @@
 //!
 //! Then the same cases with 10 ms of latency: the three libraries write through one local
 //! S3-compatible server (`benches/peers/s3_latency.rs`, in memory, every answer 10 ms late),
-//! each into its own bucket, best of 5 calls as the local cases (the first calls also open
-//! each library's connections): zarrflow (`s3://` URL) and zarrs (its async API
+//! each into its own bucket, best of `LATENCY_RUNS` calls (the first calls also open each
+//! library's connections): zarrflow (`s3://` URL) and zarrs (its async API
 //! over `zarrs_object_store`) through object_store's S3 client, with credentials, so every
 //! PUT's body is hashed for the signature; TensorStore through its `s3` kvstore (anonymous,
 //! and it hashes every body all the same). The table adds zarrflow's requests in its best
@@ -57,7 +57,10 @@ use zarrs::array::codec::{ShardingCodecBuilder, ZstdCodec};
 use zarrs::array::{ArrayBuilder, ArraySubset, data_type};
 use zarrs::filesystem::FilesystemStore;
 
-/// Calls of each local case but the update, for every library (best of them).
+/// Calls of each local case but the update, for every library (best of them), at every
+/// size: the whole-array write into the page cache varies by a fifth from call to call here
+/// (writeback of the calls before it), and a best of 3 could land any library's time
+/// anywhere in that range.
 const LOCAL_RUNS: usize = 5;
 
 /// Calls of each case through the delaying S3 server, for every library (the first calls
@@ -422,9 +425,6 @@ fn main() {
         }
         return;
     }
-    // Best of 5 at every size: the whole-array write into the page cache varies by a fifth
-    // from call to call here (writeback of the calls before it), and best of 3 could land
-    // any library's time anywhere in that range.
     let runs = LOCAL_RUNS;
     if args.iter().any(|a| a == "--s3-only") {
         s3_latency_cases(&rt, [n, shard, inner], &data, &values, &work, LATENCY_RUNS);

@@ -4,12 +4,13 @@
 //!
 //! The files under a directory are read into memory when the server starts and served
 //! read-only from there: `GET` and `HEAD`, whole or with one byte range (`a-b`, `a-`, `-n`;
-//! `byte_range.rs`), 404 for a missing file. The server shares the machine's two cores with
+//! `answers.rs`), 404 for a missing file. The server shares the machine's two cores with
 //! the library it serves, and a real remote server costs the reader nothing: serving the
-//! files from disk with tower-http's `ServeDir` (a blocking-pool read of each piece into a
-//! buffer, then a copy out of it) took 31 % of the CPU of zarrflow's gather case in `perf`,
-//! even with 1 MiB pieces, where answering from memory leaves the server the socket writes
-//! alone, as the write benchmark's S3 server (`s3_latency.rs`) does. Every request first
+//! files from disk with tower-http's `ServeDir` in 1 MiB pieces (a blocking-pool read of
+//! each piece into a buffer, then a copy out of it) took about 90 ms of the ~295 ms of CPU
+//! of zarrflow's gather case (31 % of its samples in `perf`), answering from memory about
+//! 30 ms: the socket writes alone, as the write benchmark's S3 server (`s3_latency.rs`)
+//! does. Every request first
 //! sleeps the given delay, then is answered, so the delay is a time to first byte as with
 //! object_store's `ThrottledStore`. The server runs on a runtime of its own (two threads,
 //! `local_server.rs`), so it does not share the reading library's workers. It counts the
@@ -23,14 +24,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::Full;
-use hyper::{Method, Request, Response, StatusCode, header};
+use hyper::{Method, Request, StatusCode, header};
 
-#[path = "byte_range.rs"]
-mod byte_range;
+#[path = "answers.rs"]
+mod answers;
 #[path = "local_server.rs"]
 mod local_server;
-use byte_range::{Ranged, byte_range};
+use answers::{Answer, LAST_MODIFIED, ranged, with_body};
 use local_server::LocalServer;
 
 /// Requests answered for chunk data (paths not ending in `zarr.json`), by kind.
@@ -60,9 +60,6 @@ struct Counters {
 
 /// The served files, by path relative to the served directory (`/`-separated).
 type Files = BTreeMap<String, Bytes>;
-
-/// Every file's `Last-Modified` (the files do not change while they are served).
-const LAST_MODIFIED: &str = "Thu, 01 Jan 2026 00:00:00 GMT";
 
 /// A running server; it stops when dropped.
 pub struct HttpLatencyServer {
@@ -142,58 +139,31 @@ fn read_files(dir: &Path, prefix: &str, files: &mut Files) {
     }
 }
 
-type Answer = Response<Full<Bytes>>;
-
-/// An answer with a body and headers.
-fn with_body(code: StatusCode, body: Bytes, headers: &[(header::HeaderName, String)]) -> Answer {
-    let mut r = Response::new(Full::new(body));
-    *r.status_mut() = code;
-    for (k, v) in headers {
-        r.headers_mut()
-            .insert(k.clone(), v.parse().expect("header value"));
-    }
-    r
-}
-
 /// The answer to one request.
 fn answer<B>(files: &Files, req: &Request<B>) -> Answer {
     let head = match *req.method() {
         Method::GET => false,
         Method::HEAD => true,
-        _ => return with_body(StatusCode::METHOD_NOT_ALLOWED, Bytes::new(), &[]),
+        _ => {
+            let allow = [(header::ALLOW, "GET, HEAD".to_string())];
+            return with_body(StatusCode::METHOD_NOT_ALLOWED, Bytes::new(), &allow);
+        }
     };
     let path = percent_encoding::percent_decode_str(req.uri().path().trim_start_matches('/'))
         .decode_utf8_lossy();
     let Some(body) = files.get(path.as_ref()) else {
         return with_body(StatusCode::NOT_FOUND, Bytes::new(), &[]);
     };
-    let len = body.len() as u64;
-    let mut headers = vec![
-        (header::ACCEPT_RANGES, "bytes".to_string()),
-        (header::LAST_MODIFIED, LAST_MODIFIED.to_string()),
-    ];
     let range = req
         .headers()
         .get(header::RANGE)
         .and_then(|v| v.to_str().ok());
-    let (code, part) = match byte_range(range, len) {
-        Ranged::Whole => (StatusCode::OK, body.clone()),
-        Ranged::Part(a, b) => {
-            headers.push((header::CONTENT_RANGE, format!("bytes {a}-{}/{len}", b - 1)));
-            (
-                StatusCode::PARTIAL_CONTENT,
-                body.slice(a as usize..b as usize),
-            )
-        }
-        Ranged::Unsatisfiable => {
-            headers.push((header::CONTENT_RANGE, format!("bytes */{len}")));
-            return with_body(StatusCode::RANGE_NOT_SATISFIABLE, Bytes::new(), &headers);
-        }
-    };
-    if head {
-        headers.push((header::CONTENT_LENGTH, part.len().to_string()));
-        with_body(code, Bytes::new(), &headers)
-    } else {
-        with_body(code, part, &headers)
-    }
+    // (Last-Modified as ServeDir sent it; none of the clients needs it)
+    let headers = vec![
+        (header::ACCEPT_RANGES, "bytes".to_string()),
+        (header::LAST_MODIFIED, LAST_MODIFIED.to_string()),
+    ];
+    ranged(body.clone(), range, head, headers, || {
+        with_body(StatusCode::RANGE_NOT_SATISFIABLE, Bytes::new(), &[])
+    })
 }

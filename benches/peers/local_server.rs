@@ -72,7 +72,8 @@ impl LocalServer {
 
     /// The CPU time the server's threads have used so far, from
     /// `/proc/self/task/*/schedstat` (zero where that is not available): the part of the
-    /// process's CPU time that is the server's, not the client's.
+    /// process's CPU time that is the server's, not the client's. Threads are found by
+    /// name, which Linux cuts to 15 bytes: a longer `thread_name` would count nothing.
     pub fn cpu(&self) -> Duration {
         let mut total = 0u64;
         for task in std::fs::read_dir("/proc/self/task")

@@ -34,11 +34,11 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode, header};
 
-#[path = "byte_range.rs"]
-mod byte_range;
+#[path = "answers.rs"]
+mod answers;
 #[path = "local_server.rs"]
 mod local_server;
-use byte_range::{Ranged, byte_range};
+use answers::{Answer, LAST_MODIFIED, ranged, with_body};
 use local_server::LocalServer;
 
 /// Requests answered, by method.
@@ -178,8 +178,6 @@ impl State {
     }
 }
 
-type Answer = Response<Full<Bytes>>;
-
 /// An object's buffer as the owner of a response body (no copy).
 struct ArcBytes(Arc<Vec<u8>>);
 
@@ -196,17 +194,6 @@ fn status(code: StatusCode) -> Answer {
     r
 }
 
-/// An answer with a body and headers.
-fn with_body(code: StatusCode, body: Bytes, headers: &[(header::HeaderName, String)]) -> Answer {
-    let mut r = Response::new(Full::new(body));
-    *r.status_mut() = code;
-    for (k, v) in headers {
-        r.headers_mut()
-            .insert(k.clone(), v.parse().expect("header value"));
-    }
-    r
-}
-
 /// An S3 error answer (XML `Error` with its code).
 fn error(code: StatusCode, s3_code: &str) -> Answer {
     with_body(
@@ -218,9 +205,6 @@ fn error(code: StatusCode, s3_code: &str) -> Answer {
         &[(header::CONTENT_TYPE, "application/xml".into())],
     )
 }
-
-/// Every object's `Last-Modified` (object_store requires the header; no client here reads it).
-const LAST_MODIFIED: &str = "Thu, 01 Jan 2026 00:00:00 GMT";
 
 /// The ETag of version `n` (quoted, as S3 sends it).
 fn etag(n: u64) -> String {
@@ -314,36 +298,17 @@ fn answer(s: &State, req: Request<Vec<u8>>) -> Answer {
                     &[(header::ETAG, tag)],
                 );
             }
-            let len = body.len() as u64;
-            let body = Bytes::from_owner(ArcBytes(body));
-            let mut headers = vec![
+            let headers = vec![
                 (header::ETAG, tag),
                 (header::LAST_MODIFIED, LAST_MODIFIED.to_string()),
             ];
-            let (code, part) = match byte_range(header_str(&req, header::RANGE), len) {
-                Ranged::Whole => (StatusCode::OK, body),
-                Ranged::Part(a, b) => {
-                    headers.push((header::CONTENT_RANGE, format!("bytes {a}-{}/{len}", b - 1)));
-                    (
-                        StatusCode::PARTIAL_CONTENT,
-                        body.slice(a as usize..b as usize),
-                    )
-                }
-                Ranged::Unsatisfiable => {
-                    let mut refused = error(StatusCode::RANGE_NOT_SATISFIABLE, "InvalidRange");
-                    refused.headers_mut().insert(
-                        header::CONTENT_RANGE,
-                        format!("bytes */{len}").parse().expect("header value"),
-                    );
-                    return refused;
-                }
-            };
-            if head {
-                headers.push((header::CONTENT_LENGTH, part.len().to_string()));
-                with_body(code, Bytes::new(), &headers)
-            } else {
-                with_body(code, part, &headers)
-            }
+            ranged(
+                Bytes::from_owner(ArcBytes(body)),
+                header_str(&req, header::RANGE),
+                head,
+                headers,
+                || error(StatusCode::RANGE_NOT_SATISFIABLE, "InvalidRange"),
+            )
         }
         Method::DELETE => {
             s.other.fetch_add(1, Ordering::Relaxed);

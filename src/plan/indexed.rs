@@ -647,10 +647,12 @@ impl IndexedSet {
     }
 
     /// One row per run of grouped points (`(key, end)` in ascending key order, chunk id
-    /// `idmin + key`) on a regular grid, column by column: the first and last touched chunks
-    /// are looked up (checked), and every chunk between them lies inside the grid at a whole
-    /// chunk's extent, so their starts follow from the first's without further checks. Only
-    /// the last touched chunk can be cut short by the grid's end.
+    /// `idmin + key`) on a regular grid, column by column. The caller's probes put every
+    /// touched chunk inside the grid, the first run's chunk being `idmin` (key 0: the least
+    /// coordinate is a point). The first and last touched chunks are looked up (their
+    /// offsets checked to fit `i64`); every chunk between lies inside the grid at a whole
+    /// chunk's extent, its start following from the first's. Only the last touched chunk
+    /// can be cut short by the grid's end (it holds the greatest coordinate, below it).
     fn push_regular_runs(
         &mut self,
         runs: &[(u64, usize)],
@@ -664,6 +666,8 @@ impl IndexedSet {
         let (first_start, _, size) = grid.chunk_span(idmin).map_err(&e)?;
         let last = (idmin as i128 + last_key as i128) as i64;
         let (_, last_extent, _) = grid.chunk_span(last).map_err(&e)?;
+        debug_assert_eq!(runs[0].0, 0, "the first run is the first touched chunk");
+        debug_assert!(last_extent > 0, "the last touched chunk holds a point");
         self.reserve_rows(runs.len());
         // exact: each start lies between the first's and the last's, both in i64
         let step = size as i64;
