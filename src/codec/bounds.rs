@@ -441,8 +441,16 @@ pub fn try_fill_bytes(
         return try_zeroed(bytes, key);
     }
     let mut out = try_with_capacity(bytes, key)?;
-    for _ in 0..n {
+    // (the allocation succeeded, so `bytes` fits usize)
+    let len = bytes as usize;
+    if n > 0 {
+        // one copy, then doubling: each step repeats what is written so far (a handful of
+        // large copies instead of one small copy per element)
         out.extend_from_slice(fv);
+        while out.len() < len {
+            let take = out.len().min(len - out.len());
+            out.extend_from_within(..take);
+        }
     }
     Ok(out)
 }
@@ -479,5 +487,27 @@ mod tests {
         assert!(try_resize(&mut v, 1 << 62, "k").is_err());
         let fill = FillValue::from(7u16);
         assert_eq!(try_fill_bytes(&fill, 2, 2, "k").unwrap(), [7, 0, 7, 0]);
+    }
+
+    /// Non-zero fill values of every width, repeated by doubling, equal the value written
+    /// `n` times, for counts around powers of two.
+    #[test]
+    fn fill_bytes_repeat_the_value_n_times() {
+        let fills = [
+            FillValue::from(0x5au8),
+            FillValue::from(7u16),
+            FillValue::from(f32::NAN),
+            FillValue::from(-3i64),
+            // 16 bytes, as a complex128 fill value
+            FillValue::from(&[1u8, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16][..]),
+        ];
+        for fill in &fills {
+            let fv = fill.as_ne_bytes();
+            for n in [0u64, 1, 2, 3, 4, 5, 7, 8, 9, 1000, 1023, 1024, 1025, 65_537] {
+                let want: Vec<u8> = (0..n).flat_map(|_| fv.iter().copied()).collect();
+                let got = try_fill_bytes(fill, n, fv.len(), "k").unwrap();
+                assert_eq!(got, want, "{} bytes, n {n}", fv.len());
+            }
+        }
     }
 }
