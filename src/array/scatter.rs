@@ -6,6 +6,7 @@
 //! as constant-length copies where every run has one common small length (`copy_runs!`);
 //! every offset range is checked against both buffers before any byte moves.
 
+use crate::codec::bounds::fill_repeated;
 use crate::index::shape::c_strides;
 use crate::plan::{AxisDest, AxisSource, ChunkOp};
 
@@ -487,9 +488,7 @@ impl Kernel {
         self.check(usize::MAX / 2, start, piece.len() / elem)?;
         self.walk(0, 0, -(start as i64), &mut |_, d, n| {
             let d = d as usize * elem;
-            for cell in piece[d..d + n * elem].chunks_exact_mut(elem) {
-                cell.copy_from_slice(value);
-            }
+            fill_repeated(&mut piece[d..d + n * elem], value);
         });
         Ok(())
     }
@@ -820,9 +819,7 @@ impl Kernel {
         self.check(chunk.len() / elem, 0, usize::MAX / 2)?;
         self.walk(0, self.base, 0, &mut |s, _, n| {
             let s = s as usize * elem;
-            for cell in chunk[s..s + n * elem].chunks_exact_mut(elem) {
-                cell.copy_from_slice(value);
-            }
+            fill_repeated(&mut chunk[s..s + n * elem], value);
         });
         Ok(())
     }

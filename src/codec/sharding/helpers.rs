@@ -47,8 +47,6 @@ pub fn fill_bytes(fill_value: &FillValue, n: usize, elem: usize) -> Vec<u8> {
         return vec![0u8; n * elem];
     }
     let mut out = Vec::with_capacity(n * elem);
-    for _ in 0..n {
-        out.extend_from_slice(fv);
-    }
+    crate::codec::bounds::extend_repeated(&mut out, fv, n * elem);
     out
 }
