@@ -451,6 +451,7 @@ pub fn try_fill_bytes(
 /// written so far (instead of one copy per element, which for an element of runtime length
 /// is a call each).
 pub(crate) fn fill_repeated(dst: &mut [u8], unit: &[u8]) {
+    debug_assert!(unit.is_empty() || dst.len().is_multiple_of(unit.len()));
     match unit {
         [] => {}
         [b, rest @ ..] if rest.iter().all(|r| r == b) => dst.fill(*b),
@@ -470,11 +471,18 @@ pub(crate) fn fill_repeated(dst: &mut [u8], unit: &[u8]) {
 }
 
 /// Appends copies of `unit` to the empty `out` until it holds `len` bytes (a whole number of
-/// units): one copy, then doubling, each step repeating what is written so far (a handful
-/// of large copies instead of one small copy per element: 2M `u16` elements in 1.7 ms
-/// against 4.9 ms one at a time).
+/// units): a byte fill when every byte of `unit` is the same, else one copy and then
+/// doubling, each step repeating what is written so far (a handful of large copies instead
+/// of one small copy per element: 2M `u16` elements in 1.7 ms against 4.9 ms one at a time).
 pub(crate) fn extend_repeated(out: &mut Vec<u8>, unit: &[u8], len: usize) {
-    if len == 0 {
+    debug_assert!(out.is_empty() && (unit.is_empty() || len.is_multiple_of(unit.len())));
+    if len == 0 || unit.is_empty() {
+        return;
+    }
+    if let [b, rest @ ..] = unit
+        && rest.iter().all(|r| r == b)
+    {
+        out.resize(len, *b);
         return;
     }
     out.extend_from_slice(unit);
@@ -522,11 +530,14 @@ mod tests {
     /// of mixed bytes, lengths around powers of two.
     #[test]
     fn fill_repeated_repeats_the_unit() {
+        let nan = f64::NAN.to_ne_bytes();
         for unit in [
             &[9u8][..],
             &[3, 3, 3, 3],
             &[1, 2],
+            &[1, 2, 3],
             &[0, 0, 0x80, 0x7f],
+            &nan,
             &[5; 16],
         ] {
             for n in [0usize, 1, 2, 3, 4, 7, 8, 9, 31, 32, 33, 1000] {
@@ -556,6 +567,8 @@ mod tests {
                 let want: Vec<u8> = (0..n).flat_map(|_| fv.iter().copied()).collect();
                 let got = try_fill_bytes(fill, n, fv.len(), "k").unwrap();
                 assert_eq!(got, want, "{} bytes, n {n}", fv.len());
+                let infallible = crate::codec::sharding::fill_bytes(fill, n as usize, fv.len());
+                assert_eq!(infallible, want, "fill_bytes: {} bytes, n {n}", fv.len());
             }
         }
     }
